@@ -1,0 +1,76 @@
+"""Canonical records every method and scorer sees: corpora of ordered units, and questions.
+
+A unit is a chapter (EpBench) or a dated session (LoCoMo, LongMemEval). Questions point at the
+corpus they are asked about, so one dataset may hold one book or one haystack per question.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Unit:
+    id: str
+    text: str
+    position: int
+    timestamp: str | None = None
+    title: str | None = None
+
+
+@dataclass(frozen=True)
+class Corpus:
+    id: str
+    units: tuple[Unit, ...]
+
+    def unit(self, unit_id: str) -> Unit:
+        for u in self.units:
+            if u.id == unit_id:
+                return u
+        raise KeyError(f"corpus {self.id!r} has no unit {unit_id!r}")
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    corpus_id: str
+    text: str
+    gold: tuple[str, ...]
+    gold_units: tuple[str, ...] = ()
+    attrs: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    def record(self) -> dict[str, Any]:
+        """The question as stored next to its predictions (JSON-friendly)."""
+        return {"question_id": self.id, "corpus_id": self.corpus_id, "question": self.text,
+                "gold": list(self.gold), "gold_units": list(self.gold_units), **self.attrs}
+
+
+@dataclass(frozen=True)
+class ContextCap:
+    """How much material a method may put in the answer context (units and/or tokens)."""
+
+    max_units: int | None = None
+    max_tokens: int | None = None
+
+    def describe(self) -> str:
+        parts = []
+        if self.max_units is not None:
+            parts.append(f"{self.max_units} units")
+        if self.max_tokens is not None:
+            parts.append(f"{self.max_tokens} tokens")
+        return " and ".join(parts) or "uncapped"
+
+
+@dataclass
+class Dataset:
+    name: str
+    version: str
+    corpora: dict[str, Corpus]
+    questions: list[Question]
+    natural_cap: ContextCap
+    strata_key: str
+    notes: list[str] = field(default_factory=list)
+
+    def corpus_for(self, q: Question) -> Corpus:
+        return self.corpora[q.corpus_id]

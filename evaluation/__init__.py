@@ -1,0 +1,1 @@
+"""Judging, scoring, bootstrap statistics, tables and comparisons."""

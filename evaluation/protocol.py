@@ -1,0 +1,64 @@
+"""What a benchmark's scoring protocol provides to the harness.
+
+A protocol owns everything dataset-specific after retrieval: how the shared answering model is
+prompted (e.g. LongMemEval passes the question date), how one answer is judged, how judgments
+become metrics, and how metrics become a table. Methods never see any of it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from datasets.types import Dataset, Question
+from model_access.chat import ChatModel
+
+
+class Protocol(ABC):
+    """Base for EpBench, LoCoMo and LongMemEval scoring."""
+
+    name: str = "protocol"
+    version: str = "1"
+
+    @abstractmethod
+    def answer_messages(self, question: Question, context_text: str) -> list[dict[str, str]]:
+        """Messages for the shared answering model: instructions, the method's context, question."""
+
+    @abstractmethod
+    async def judge(self, question: Question, prediction: dict[str, Any], dataset: Dataset,
+                    judge: ChatModel) -> dict[str, Any]:
+        """One judgments.jsonl line for this prediction (must carry question_id)."""
+
+    @abstractmethod
+    def metrics(self, judgments: list[dict[str, Any]], predictions: list[dict[str, Any]]) -> dict[str, Any]:
+        """metrics.json content, computed from artifacts alone (no model call)."""
+
+    @abstractmethod
+    def table(self, metrics: dict[str, Any], meta: dict[str, Any]) -> str:
+        """A Markdown table whose header names model, judge, policy and data version."""
+
+    def describe(self) -> dict[str, Any]:
+        return {"protocol": self.name, "version": self.version}
+
+
+def provenance_header(meta: dict[str, Any], policy: str) -> str:
+    """The lines every results table starts with, so a number never travels without its setup."""
+    answer = meta.get("answer_model", "?")
+    judge = meta.get("judge_model", "?")
+    lines = [
+        f"- answering model: **{answer}**; judge: **{judge}**; scoring: **{policy}**",
+        f"- data: {meta.get('data_version', '?')}; questions: {meta.get('subset', 'all')}; "
+        f"context cap: {meta.get('context_cap', '?')}; tokenizer: o200k_base",
+    ]
+    if "gpt-4o" not in str(answer).lower():
+        lines.append("- NOTE: not GPT-4o answering; these numbers are not comparable to the "
+                     "published GPT-4o figures")
+    lines.extend(f"- data note: {n}" for n in meta.get("data_notes", []))
+    return "\n".join(lines)
+
+
+def fmt(x: float | None, digits: int = 3) -> str:
+    """A metric for a table: undefined values (None or NaN) print as a dash."""
+    if x is None or x != x:
+        return "–"
+    return f"{x:.{digits}f}"

@@ -1,0 +1,1 @@
+"""Runs one method on one dataset: index -> answers -> judgments -> metrics -> tables."""

@@ -1,0 +1,83 @@
+"""Builds every component a run needs from the composed config, and checks it before any call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from datasets.types import ContextCap, Dataset, Question
+from evaluation.protocol import Protocol
+from model_access.cache import ResponseCache
+from model_access.chat import ChatModel
+from model_access.embed import Embedder
+from model_access.errors import ConfigError
+from model_access.usage import Price, UsageLedger
+
+from .run_folder import config_hash
+from .subset import stratified_subset
+
+
+@dataclass
+class Components:
+    dataset: Dataset
+    questions: list[Question]
+    protocol: Protocol
+    cap: ContextCap
+    llm: ChatModel
+    judge: ChatModel
+    embedder: Embedder
+    ledger: UsageLedger
+    cache: ResponseCache
+    method_cfg: DictConfig
+    run_dir: Path
+    index_root: Path
+    subset_label: str
+
+
+def _ledger(cfg: DictConfig) -> UsageLedger:
+    table = OmegaConf.to_container(cfg.prices.models, resolve=True) or {}
+    prices = {name: Price(**spec) for name, spec in table.items()}
+    return UsageLedger(prices=prices, price_table_version=str(cfg.prices.version))
+
+
+def _cap(cfg: DictConfig, dataset: Dataset) -> ContextCap:
+    units = cfg.context_cap.units if cfg.context_cap.units is not None else dataset.natural_cap.max_units
+    tokens = cfg.context_cap.tokens if cfg.context_cap.tokens is not None else dataset.natural_cap.max_tokens
+    return ContextCap(max_units=units, max_tokens=tokens)
+
+
+def identity(cfg: DictConfig) -> dict[str, Any]:
+    """Everything that changes a run's numbers; hashed into the run folder name."""
+    pick = {k: OmegaConf.to_container(cfg[k], resolve=True) for k in ("method", "dataset", "context_cap", "subset")}
+    for k in ("llm", "judge", "embedder"):
+        node = OmegaConf.to_container(cfg[k], resolve=True)
+        pick[k] = {f: node.get(f) for f in ("_target_", "model", "model_revision", "json_mode", "max_tokens")}
+    return pick
+
+
+def build(cfg: DictConfig) -> Components:
+    """Load data and instantiate models; raise ConfigError before any model call if unusable."""
+    dataset: Dataset = instantiate(cfg.dataset.loader).load()
+    protocol: Protocol = instantiate(cfg.dataset.protocol)
+    questions = stratified_subset(dataset.questions, cfg.subset.n, dataset.strata_key, cfg.subset.seed,
+                                  list(cfg.subset.ids) if cfg.subset.ids else None)
+    if not questions:
+        raise ConfigError("The question subset is empty; check subset.n / subset.ids.")
+    cache = ResponseCache(cfg.cache_path)
+    ledger = _ledger(cfg)
+    llm: ChatModel = instantiate(cfg.llm, _partial_=True)(cache=cache, ledger=ledger)
+    judge: ChatModel = instantiate(cfg.judge, _partial_=True)(cache=cache, ledger=ledger)
+    embedder: Embedder = instantiate(cfg.embedder, _partial_=True)(cache=cache, ledger=ledger)
+    for component in (llm, judge, embedder):
+        component.check_ready()
+    ident = identity(cfg)
+    run_name = cfg.run_name or f"{cfg.method.name}-{config_hash(ident)}"
+    run_dir = Path(cfg.output_root) / dataset.name / run_name
+    subset_label = (f"{len(questions)} of {len(dataset.questions)} (stratified by {dataset.strata_key}, "
+                    f"seed {cfg.subset.seed})" if len(questions) < len(dataset.questions) else "all")
+    return Components(dataset, questions, protocol, _cap(cfg, dataset), llm, judge, embedder, ledger,
+                      cache, cfg.method, run_dir, Path(cfg.index_root), subset_label)

@@ -1,0 +1,109 @@
+"""Orchestrates one run: build, start local servers, run the requested stages, score, track."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from methods.base import MemoryMethod, Services
+
+from .build import Components, build
+from .run_folder import RunFolder
+from .scoring import score_run
+from .stages import answer_stage, index_stage, index_store_root, judge_stage
+from .tracking import log_to_wandb
+
+log = logging.getLogger("memeval")
+STAGES = ("index", "answer", "judge", "score")
+_pool: Any = None  # one local-server pool per process, reused across multirun jobs
+
+
+def _server_pool() -> Any:
+    global _pool
+    if _pool is None:
+        from model_access.local_server import LocalServerPool
+
+        _pool = LocalServerPool()
+    return _pool
+
+
+def _start_servers(c: Components) -> None:
+    for component in (c.llm, c.judge, c.embedder):
+        spec = getattr(component, "server", None)
+        if spec is not None:
+            component.base_url = _server_pool().start(spec)
+
+
+def _git_commit() -> str | None:
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                              check=True, cwd=Path(__file__).parent).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def _meta(c: Components) -> dict[str, Any]:
+    return {
+        "method": c.method_cfg.name, "dataset": c.dataset.name, "data_version": c.dataset.version,
+        "data_notes": c.dataset.notes, "answer_model": c.llm.display_name,
+        "answer_model_revision": c.llm.model_revision, "judge_model": c.judge.display_name,
+        "embedder": c.embedder.display_name, "context_cap": c.cap.describe(),
+        "subset": c.subset_label, "n_questions": len(c.questions), "protocol": c.protocol.describe(),
+        "git_commit": _git_commit(),
+    }
+
+
+def run(cfg: DictConfig) -> Path:
+    """Run the configured stages; returns the run folder."""
+    for noisy in ("httpx", "httpx2", "openai", "urllib3"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    stages = list(cfg.stages)
+    unknown = set(stages) - set(STAGES)
+    if unknown:
+        from model_access.errors import ConfigError
+
+        raise ConfigError(f"unknown stage(s) {sorted(unknown)}; choose from {list(STAGES)}")
+    c = build(cfg)
+    run_dir = RunFolder(c.run_dir)
+    run_dir.write_config(cfg)
+    meta = _meta(c)
+    meta["started"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    run_dir.write_json("meta.json", meta)
+    _start_servers(c)
+    try:
+        metrics = asyncio.run(_execute(cfg, c, run_dir, stages))
+    finally:
+        run_dir.write_json("usage.json", c.ledger.summary())
+        c.cache.close()
+    if "score" in stages:
+        metrics = score_run(run_dir, c.protocol)
+        print((run_dir / "results.md").read_text())
+        log_to_wandb(run_dir, cfg.tracking.mode, cfg.tracking.project,
+                     OmegaConf.to_container(cfg, resolve=True), metrics, c.ledger.summary(),
+                     name=run_dir.root.name, entity=cfg.tracking.entity, tags=list(cfg.tracking.tags))
+    fresh = c.ledger.fresh_calls()
+    print(f"run folder: {run_dir.root}\nnew model calls this invocation: {fresh}")
+    return run_dir.root
+
+
+async def _execute(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) -> dict | None:
+    predictions = run_dir.read_jsonl("predictions.jsonl")
+    if "index" in stages or "answer" in stages:
+        services = Services(llm=c.llm, embedder=c.embedder, cap=c.cap, store_root=Path("."))
+        method: MemoryMethod = instantiate(c.method_cfg, _partial_=True)(services=services)
+        services.store_root = index_store_root(c, method.params())
+        indexes = await index_stage(c, method, run_dir)
+        if "answer" in stages:
+            predictions = await answer_stage(c, method, indexes, run_dir, cfg.concurrency.questions)
+    if "judge" in stages:
+        if not predictions:
+            raise FileNotFoundError(f"no predictions in {run_dir.root}: run the answer stage first")
+        await judge_stage(c, predictions, run_dir, cfg.concurrency.questions)
+    return None

@@ -1,0 +1,42 @@
+"""The score stage: metrics.json, the results table and meta, from artifacts alone.
+
+Shared by the pipeline and `python -m evaluation.rescore`, so both produce identical files.
+"""
+
+from __future__ import annotations
+
+from statistics import mean
+from typing import Any
+
+from hydra.utils import instantiate
+from omegaconf import OmegaConf
+
+from evaluation.protocol import Protocol
+
+from .run_folder import RunFolder
+
+
+def score_run(run: RunFolder, protocol: Protocol | None = None, policy: str | None = None) -> dict[str, Any]:
+    """Recompute metrics.json and results.md from judgments.jsonl (+ predictions, meta)."""
+    if protocol is None:
+        cfg = OmegaConf.load(run / "config.yaml")
+        protocol = instantiate(cfg.dataset.protocol)
+    judgments = run.read_jsonl("judgments.jsonl")
+    predictions = run.read_jsonl("predictions.jsonl")
+    if not judgments:
+        raise FileNotFoundError(f"{run / 'judgments.jsonl'} is missing or empty: run the judge stage first")
+    kwargs = {"policy": policy} if policy else {}
+    metrics = protocol.metrics(judgments, predictions, **kwargs)
+    meta = run.read_json("meta.json")
+    if predictions:
+        meta["mean_context_tokens"] = round(mean(p["context_tokens"] for p in predictions), 1)
+    if (run / "usage.json").exists():
+        meta["cost_usd"] = round(run.read_json("usage.json")["totals"]["fresh"]["cost_usd"]
+                                 + run.read_json("usage.json")["totals"]["cached"]["cost_usd"], 4)
+    metrics["provenance"] = {k: meta.get(k) for k in
+                             ("method", "answer_model", "judge_model", "embedder", "data_version",
+                              "subset", "context_cap", "protocol")}
+    run.write_json("metrics.json", metrics)
+    suffix = f"_{policy}" if policy else ""
+    run.write_text(f"results{suffix}.md", protocol.table(metrics, meta))
+    return metrics

@@ -1,0 +1,106 @@
+"""The pipeline stages. Each reads and writes its own artifact in the run folder."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from datasets.types import Question
+from methods.base import MemoryMethod
+from model_access.tokenizer import count_tokens
+from model_access.usage import collect_calls, stage, summarize_calls
+
+from .build import Components
+from .run_folder import JsonlAppender, RunFolder, config_hash
+
+
+async def index_stage(c: Components, method: MemoryMethod, run: RunFolder) -> dict[str, Any]:
+    """Index every corpus the selected questions use; returns {corpus_id: index object}."""
+    corpus_ids = list(dict.fromkeys(q.corpus_id for q in c.questions))
+    indexes: dict[str, Any] = {}
+    report = []
+    with stage("index"):
+        for cid in corpus_ids:
+            t0 = time.perf_counter()
+            indexes[cid] = await method.build_index(c.dataset.corpora[cid])
+            report.append({"corpus_id": cid, "units": len(c.dataset.corpora[cid].units),
+                           "seconds": round(time.perf_counter() - t0, 3)})
+    run.write_json("index.json", {"method": method.name, "params": method.params(), "corpora": report,
+                                  "index_folder": str(method.services.store_root)})
+    return indexes
+
+
+async def answer_stage(c: Components, method: MemoryMethod, indexes: dict[str, Any],
+                       run: RunFolder, concurrency: int) -> list[dict[str, Any]]:
+    """Retrieve, then answer with the shared model; one predictions line per question."""
+    path = run / "predictions.jsonl"
+    path.unlink(missing_ok=True)
+    out = JsonlAppender(path)
+    sem = asyncio.Semaphore(concurrency)
+    rows: dict[str, dict[str, Any]] = {}
+
+    async def one(q: Question) -> None:
+        async with sem:
+            with collect_calls() as calls:
+                with stage("retrieve"):
+                    r = await method.retrieve(indexes[q.corpus_id], q)
+                _check_cap(c, method, q, r.units)
+                with stage("answer"):
+                    result = await c.llm.complete(c.protocol.answer_messages(q, r.context_text))
+            row = {**q.record(), "answer": result.text, "context_text": r.context_text,
+                   "context_tokens": count_tokens(r.context_text), "context_chapters": r.units,
+                   "usage": summarize_calls(calls), "retrieval": r.extras}
+            rows[q.id] = row
+            out.add(row)
+
+    try:
+        async with asyncio.TaskGroup() as tg:
+            for q in c.questions:
+                tg.create_task(one(q))
+    finally:
+        out.close()
+    ordered = [rows[q.id] for q in c.questions if q.id in rows]
+    run.write_jsonl("predictions.jsonl", ordered)  # final file in dataset order
+    return ordered
+
+
+def _check_cap(c: Components, method: MemoryMethod, q: Question, units: list[str]) -> None:
+    cap = c.cap.max_units
+    if cap is not None and not method.exempt_from_cap and len(set(units)) > cap:
+        raise RuntimeError(f"{method.name} put {len(set(units))} units in the context of question "
+                           f"{q.id}, over the context cap of {cap}: the method must respect the cap.")
+
+
+async def judge_stage(c: Components, predictions: list[dict[str, Any]], run: RunFolder,
+                      concurrency: int) -> list[dict[str, Any]]:
+    path = run / "judgments.jsonl"
+    path.unlink(missing_ok=True)
+    out = JsonlAppender(path)
+    by_id = {q.id: q for q in c.dataset.questions}
+    sem = asyncio.Semaphore(concurrency)
+    rows: dict[str, dict[str, Any]] = {}
+
+    async def one(p: dict[str, Any]) -> None:
+        async with sem:
+            with stage("judge"):
+                line = await c.protocol.judge(by_id[p["question_id"]], p, c.dataset, c.judge)
+            rows[p["question_id"]] = line
+            out.add(line)
+
+    try:
+        async with asyncio.TaskGroup() as tg:
+            for p in predictions:
+                tg.create_task(one(p))
+    finally:
+        out.close()
+    ordered = [rows[p["question_id"]] for p in predictions if p["question_id"] in rows]
+    run.write_jsonl("judgments.jsonl", ordered)
+    return ordered
+
+
+def index_store_root(c: Components, method_params: dict[str, Any]) -> Any:
+    """Index folders are shared by runs whose index-defining settings agree."""
+    ident = {"method": c.method_cfg.name, "params": method_params,
+             "indexer": [c.llm.model, c.llm.model_revision], "embedder": [c.embedder.model, c.embedder.model_revision]}
+    return c.index_root / f"{c.method_cfg.name}-{config_hash(ident)}"

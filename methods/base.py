@@ -1,0 +1,106 @@
+"""The method plugin contract: index a corpus, then retrieve the context for a question.
+
+A plugin knows nothing about judging, files or tracking. The harness hands it `Services`
+(models, the context cap, a store for index artifacts) and answers with the shared answering
+model from the context the plugin returns, so every method is answered the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from datasets.types import ContextCap, Corpus, Question
+from model_access.chat import ChatModel
+from model_access.embed import Embedder
+from model_access.tokenizer import count_tokens
+
+
+@dataclass
+class Retrieval:
+    """What a method puts before the answering model, and where it came from."""
+
+    context_text: str
+    units: list[str]
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+class IndexStore:
+    """A folder for one (method, corpus, config) index; plugins save and load JSON through it."""
+
+    def __init__(self, root: Path):
+        self.root = root
+
+    def path(self, name: str) -> Path:
+        p = self.root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        return p
+
+    def exists(self, name: str) -> bool:
+        return (self.root / name).exists()
+
+    def save_json(self, name: str, obj: Any) -> Path:
+        p = self.path(name)
+        tmp = p.with_suffix(p.suffix + ".tmp")
+        tmp.write_text(json.dumps(obj, ensure_ascii=False, indent=1), encoding="utf-8")
+        tmp.replace(p)
+        return p
+
+    def load_json(self, name: str) -> Any:
+        return json.loads((self.root / name).read_text(encoding="utf-8"))
+
+
+@dataclass
+class Services:
+    """Shared components the harness provides to a method."""
+
+    llm: ChatModel  # the shared answering model (methods may also use it for indexing)
+    embedder: Embedder
+    cap: ContextCap
+    store_root: Path
+    index_llm: ChatModel | None = None  # model for index-time calls; defaults to llm
+
+    def store(self, corpus_id: str) -> IndexStore:
+        return IndexStore(self.store_root / corpus_id)
+
+    @property
+    def indexer(self) -> ChatModel:
+        return self.index_llm or self.llm
+
+
+class MemoryMethod(ABC):
+    """Base class; subclasses take their YAML parameters as keyword arguments."""
+
+    exempt_from_cap = False  # only Vanilla (everything in context) sets this
+
+    def __init__(self, services: Services, name: str | None = None):
+        self.services = services
+        self.name = name or type(self).__name__
+
+    @abstractmethod
+    async def build_index(self, corpus: Corpus) -> Any:
+        """Build (or load) the index of one corpus; the returned object is passed to retrieve."""
+
+    @abstractmethod
+    async def retrieve(self, index: Any, question: Question) -> Retrieval:
+        """The context for one question, within the services' context cap."""
+
+    def params(self) -> dict[str, Any]:
+        """Parameters that define the index (hashed into the index folder name)."""
+        return {}
+
+    @staticmethod
+    def tokens(text: str) -> int:
+        return count_tokens(text)
+
+
+def unit_block(corpus: Corpus, unit_id: str, text: str | None = None) -> str:
+    """How a unit is shown to the answering model: its title (or id and date), then its text."""
+    u = corpus.unit(unit_id)
+    title = u.title or f"Session {u.id}"
+    if u.timestamp:
+        title += f" ({u.timestamp})"
+    return f"### {title}\n{text if text is not None else u.text}"

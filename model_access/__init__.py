@@ -1,0 +1,1 @@
+"""One client layer for every model call: chat, embeddings, cache, retries, usage and cost."""

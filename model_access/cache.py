@@ -1,0 +1,71 @@
+"""Content-addressed persistent cache around every model call.
+
+The key hashes everything that can change a response (model identity, messages, every sampling
+parameter, response format), so a rerun of a finished experiment makes no model call at all, and
+an interrupted run loses nothing that was already paid for: each response is written as it arrives.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+
+def cache_key(payload: dict[str, Any]) -> str:
+    """Stable sha256 of a JSON-serialisable request description."""
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """SQLite key/value store (WAL mode, one writer lock) shared by all clients of a process."""
+
+    def __init__(self, path: str | Path | None):
+        self.path = Path(path) if path else None
+        self._lock = threading.Lock()
+        self._mem: dict[str, str] = {}
+        self._db: sqlite3.Connection | None = None
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=60)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            )
+            self._db.commit()
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            if self._db is None:
+                raw = self._mem.get(key)
+            else:
+                row = self._db.execute("SELECT value FROM responses WHERE key=?", (key,)).fetchone()
+                raw = row[0] if row else None
+        return json.loads(raw) if raw is not None else None
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        raw = json.dumps(value, ensure_ascii=False)
+        with self._lock:
+            if self._db is None:
+                self._mem[key] = raw
+            else:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)", (key, raw)
+                )
+                self._db.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            if self._db is None:
+                return len(self._mem)
+            return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None

@@ -1,0 +1,216 @@
+"""OpenAI-compatible chat client: the same code talks to GPT-4o, vLLM or the local llama.cpp server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import openai
+from pydantic import BaseModel, ValidationError
+
+from .cache import ResponseCache, cache_key
+from .errors import ConfigError, JsonOutputError
+from .retry import with_retries
+from .usage import UsageLedger
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    cached: bool
+    model: str
+
+
+class ChatModel:
+    """Chat completions with cache, retries, bounded concurrency and usage accounting.
+
+    `model` is what the endpoint is asked for; `model_revision` (e.g. a GGUF sha256) joins the
+    cache key so that two different files served under one name never share cached answers.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key_env: str | None = "OPENAI_API_KEY",
+        model_revision: str | None = None,
+        display_name: str | None = None,
+        max_concurrency: int = 8,
+        max_attempts: int = 6,
+        timeout_s: float = 120.0,
+        max_tokens: int = 1024,
+        json_mode: str = "json_schema",
+        json_repair_attempts: int = 2,
+        context_window: int | None = None,
+        seed: int | None = None,
+        backoff_base_s: float = 1.0,
+        cache: ResponseCache | None = None,
+        ledger: UsageLedger | None = None,
+        server: Any = None,
+    ):
+        if json_mode not in {"json_schema", "json_object", "none"}:
+            raise ConfigError(f"json_mode must be json_schema, json_object or none, not {json_mode!r}")
+        self.model = model
+        self.base_url = base_url
+        self.api_key_env = api_key_env
+        self.model_revision = model_revision
+        self.display_name = display_name or model
+        self.max_concurrency = max_concurrency
+        self.max_attempts = max_attempts
+        self.timeout_s = timeout_s
+        self.max_tokens = max_tokens
+        self.json_mode = json_mode
+        self.json_repair_attempts = json_repair_attempts
+        self.context_window = context_window
+        self.seed = seed
+        self.backoff_base_s = backoff_base_s
+        self.cache = cache if cache is not None else ResponseCache(None)
+        self.ledger = ledger if ledger is not None else UsageLedger()
+        self.server = server  # a local server spec the harness starts; None for remote endpoints
+        self._client: openai.AsyncOpenAI | None = None
+        self._sem: asyncio.Semaphore | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # -- readiness -------------------------------------------------------------------------
+    def api_key(self) -> str:
+        if not self.api_key_env:
+            return "not-needed"
+        key = os.environ.get(self.api_key_env)
+        if not key:
+            raise ConfigError(
+                f"Model '{self.display_name}' needs an API key: set the environment variable "
+                f"{self.api_key_env} (or choose the offline default with llm=local judge=local)."
+            )
+        return key
+
+    def check_ready(self) -> None:
+        """Fail before any call if the endpoint cannot possibly be used."""
+        self.api_key()
+        if self.server is None and self.base_url is None and self.api_key_env != "OPENAI_API_KEY":
+            raise ConfigError(f"Model '{self.display_name}' has no base_url; set llm.base_url.")
+
+    def _ensure_client(self) -> tuple[openai.AsyncOpenAI, asyncio.Semaphore]:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._client = openai.AsyncOpenAI(
+                api_key=self.api_key(), base_url=self.base_url, max_retries=0, timeout=self.timeout_s
+            )
+            self._sem = asyncio.Semaphore(self.max_concurrency)
+            self._loop = loop
+        assert self._sem is not None
+        return self._client, self._sem
+
+    # -- calls -----------------------------------------------------------------------------
+    def _request(self, messages: list[dict[str, str]], max_tokens: int | None,
+                 response_format: dict[str, Any] | None) -> dict[str, Any]:
+        req: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": 0.0,
+            "max_tokens": max_tokens or self.max_tokens,
+        }
+        if self.seed is not None:
+            req["seed"] = self.seed
+        if response_format is not None:
+            req["response_format"] = response_format
+        return req
+
+    async def complete(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        max_tokens: int | None = None,
+        response_format: dict[str, Any] | None = None,
+    ) -> ChatResult:
+        """One chat completion at temperature 0, served from the cache when seen before."""
+        req = self._request(messages, max_tokens, response_format)
+        key = cache_key({"kind": "chat", "revision": self.model_revision, **req})
+        hit = self.cache.get(key)
+        if hit is not None:
+            self.ledger.record(self.display_name, hit["prompt_tokens"], hit["completion_tokens"], cached=True)
+            return ChatResult(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], True, self.display_name)
+
+        client, sem = self._ensure_client()
+
+        async def call() -> Any:
+            async with sem:
+                return await client.chat.completions.create(**req)
+
+        resp = await with_retries(call, what=f"chat[{self.display_name}]",
+                                  max_attempts=self.max_attempts, base_s=self.backoff_base_s)
+        text = resp.choices[0].message.content or ""
+        usage = resp.usage
+        pt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        ct = int(getattr(usage, "completion_tokens", 0) or 0)
+        self.cache.put(key, {"text": text, "prompt_tokens": pt, "completion_tokens": ct,
+                             "finish_reason": resp.choices[0].finish_reason})
+        self.ledger.record(self.display_name, pt, ct, cached=False)
+        return ChatResult(text, pt, ct, False, self.display_name)
+
+    def _response_format(self, output_model: type[BaseModel]) -> dict[str, Any] | None:
+        if self.json_mode == "json_schema":
+            return {"type": "json_schema", "json_schema": {
+                "name": output_model.__name__, "schema": output_model.model_json_schema(), "strict": False}}
+        if self.json_mode == "json_object":
+            return {"type": "json_object"}
+        return None
+
+    async def complete_json(
+        self,
+        messages: list[dict[str, str]],
+        output_model: type[M],
+        *,
+        max_tokens: int | None = None,
+    ) -> tuple[M, ChatResult]:
+        """Structured output validated against a pydantic model, with a bounded repair loop.
+
+        Each repair attempt shows the model its invalid output and the validation error; every
+        attempt is cached, so a rerun replays the same sequence without new calls.
+        """
+        fmt = self._response_format(output_model)
+        convo = list(messages)
+        raw_outputs: list[str] = []
+        for _attempt in range(self.json_repair_attempts + 1):
+            result = await self.complete(convo, max_tokens=max_tokens, response_format=fmt)
+            raw_outputs.append(result.text)
+            try:
+                return output_model.model_validate_json(_strip_fences(result.text)), result
+            except (ValidationError, ValueError) as exc:
+                error = str(exc).splitlines()[:6]
+                convo = [*messages,
+                         {"role": "assistant", "content": result.text},
+                         {"role": "user", "content": "That reply is not valid JSON for the required "
+                          "schema (" + " ".join(error) + "). Reply again with only the corrected JSON object."}]
+        raise JsonOutputError(
+            f"chat[{self.display_name}]: no valid {output_model.__name__} JSON after "
+            f"{len(raw_outputs)} attempt(s); last output began: {raw_outputs[-1][:200]!r}",
+            raw_outputs,
+        )
+
+    def describe(self) -> dict[str, Any]:
+        return {"model": self.model, "display_name": self.display_name, "revision": self.model_revision,
+                "base_url": self.base_url, "json_mode": self.json_mode}
+
+
+def _strip_fences(text: str) -> str:
+    """Accept a JSON object wrapped in Markdown fences or surrounded by prose."""
+    t = text.strip()
+    if t.startswith("```"):
+        t = t.split("\n", 1)[1] if "\n" in t else t
+        t = t.rsplit("```", 1)[0]
+    start, end = t.find("{"), t.rfind("}")
+    if start != -1 and end > start:
+        candidate = t[start:end + 1]
+        try:
+            json.loads(candidate)
+            return candidate
+        except ValueError:
+            pass
+    return t

@@ -1,0 +1,158 @@
+"""Embedders behind one cached interface: OpenAI-compatible endpoints, Voyage, or in-process models."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+
+from .cache import ResponseCache, cache_key
+from .errors import ConfigError
+from .retry import with_retries
+from .usage import UsageLedger
+
+
+class Embedder(ABC):
+    """Caches each text's vector; subclasses embed one uncached batch."""
+
+    def __init__(self, model: str, model_revision: str | None = None, batch_size: int = 64,
+                 max_concurrency: int = 4, normalize: bool = True, display_name: str | None = None,
+                 cache: ResponseCache | None = None, ledger: UsageLedger | None = None):
+        self.model = model
+        self.model_revision = model_revision
+        self.batch_size = batch_size
+        self.max_concurrency = max_concurrency
+        self.normalize = normalize
+        self.display_name = display_name or model
+        self.cache = cache if cache is not None else ResponseCache(None)
+        self.ledger = ledger if ledger is not None else UsageLedger()
+        self._sem: asyncio.Semaphore | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def check_ready(self) -> None:
+        """Raise ConfigError if the embedder cannot be used (missing key, missing package)."""
+        return None
+
+    @abstractmethod
+    async def _embed_batch(self, texts: list[str], input_type: str) -> tuple[np.ndarray, int]:
+        """Return (vectors [n, d], tokens billed) for texts not in the cache."""
+
+    def _key(self, text: str, input_type: str) -> str:
+        return cache_key({"kind": "embed", "model": self.model, "revision": self.model_revision,
+                          "input_type": input_type, "text": text})
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        if self._sem is None or self._loop is not loop:
+            self._sem, self._loop = asyncio.Semaphore(self.max_concurrency), loop
+        return self._sem
+
+    async def embed(self, texts: list[str], input_type: str = "document") -> np.ndarray:
+        """Vectors for `texts` (rows L2-normalised when `normalize`); input_type: document|query."""
+        keys = [self._key(t, input_type) for t in texts]
+        out: list[np.ndarray | None] = []
+        missing: dict[str, int] = {}
+        for i, k in enumerate(keys):
+            hit = self.cache.get(k)
+            if hit is None:
+                out.append(None)
+                missing.setdefault(k, i)
+            else:
+                out.append(np.frombuffer(base64.b64decode(hit["v"]), dtype=np.float32))
+        if len(texts) - len(missing) > 0:
+            self.ledger.record(self.display_name, 0, 0, cached=True)
+        todo = list(missing.items())
+
+        async def run(batch: list[tuple[str, int]]) -> None:
+            async with self._semaphore():
+                vecs, tokens = await self._embed_batch([texts[i] for _, i in batch], input_type)
+            self.ledger.record(self.display_name, tokens, 0, cached=False)
+            for (k, _), v in zip(batch, vecs, strict=True):
+                v32 = np.asarray(v, dtype=np.float32)
+                self.cache.put(k, {"v": base64.b64encode(v32.tobytes()).decode("ascii")})
+
+        batches = [todo[s:s + self.batch_size] for s in range(0, len(todo), self.batch_size)]
+        await asyncio.gather(*(run(b) for b in batches))
+        for i, k in enumerate(keys):
+            if out[i] is None:
+                hit = self.cache.get(k)
+                assert hit is not None
+                out[i] = np.frombuffer(base64.b64decode(hit["v"]), dtype=np.float32)
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        mat = np.vstack(out).astype(np.float32)
+        if self.normalize:
+            norms = np.linalg.norm(mat, axis=1, keepdims=True)
+            mat = mat / np.maximum(norms, 1e-12)
+        return mat
+
+    def describe(self) -> dict[str, Any]:
+        return {"class": type(self).__name__, "model": self.model, "revision": self.model_revision}
+
+
+class OpenAICompatibleEmbedder(Embedder):
+    """/v1/embeddings on OpenAI or any compatible server (llama.cpp, vLLM, the local endpoint)."""
+
+    def __init__(self, model: str, base_url: str | None = None,
+                 api_key_env: str | None = "OPENAI_API_KEY", dimensions: int | None = None,
+                 max_attempts: int = 6, server: Any = None, **kw: Any):
+        super().__init__(model, **kw)
+        self.base_url = base_url
+        self.api_key_env = api_key_env
+        self.dimensions = dimensions
+        self.max_attempts = max_attempts
+        self.server = server
+        self._client: Any = None
+
+    def check_ready(self) -> None:
+        if self.api_key_env and not os.environ.get(self.api_key_env):
+            raise ConfigError(f"Embedder '{self.display_name}' needs an API key: set "
+                              f"{self.api_key_env} (or use the offline default embedder=local).")
+
+    async def _embed_batch(self, texts: list[str], input_type: str) -> tuple[np.ndarray, int]:
+        import openai
+
+        if self._client is None:
+            key = os.environ.get(self.api_key_env, "") if self.api_key_env else "not-needed"
+            self._client = openai.AsyncOpenAI(api_key=key, base_url=self.base_url, max_retries=0)
+        kwargs: dict[str, Any] = {"model": self.model, "input": texts}
+        if self.dimensions:
+            kwargs["dimensions"] = self.dimensions
+
+        async def call() -> Any:
+            return await self._client.embeddings.create(**kwargs)
+
+        resp = await with_retries(call, what=f"embed[{self.display_name}]", max_attempts=self.max_attempts)
+        vecs = np.array([d.embedding for d in sorted(resp.data, key=lambda d: d.index)], dtype=np.float32)
+        tokens = int(getattr(resp.usage, "prompt_tokens", 0) or 0)
+        return vecs, tokens
+
+
+class VoyageEmbedder(Embedder):
+    """Voyage AI embeddings (voyage-3 in the GSW paper); query/document input types are honoured."""
+
+    def __init__(self, model: str = "voyage-3", api_key_env: str = "VOYAGE_API_KEY", **kw: Any):
+        kw.setdefault("batch_size", 128)
+        super().__init__(model, **kw)
+        self.api_key_env = api_key_env
+        self._client: Any = None
+
+    def check_ready(self) -> None:
+        if not os.environ.get(self.api_key_env):
+            raise ConfigError(f"Embedder '{self.display_name}' needs an API key: set {self.api_key_env}.")
+
+    async def _embed_batch(self, texts: list[str], input_type: str) -> tuple[np.ndarray, int]:
+        import voyageai
+
+        if self._client is None:
+            self._client = voyageai.AsyncClient(api_key=os.environ[self.api_key_env], max_retries=0)
+
+        async def call() -> Any:
+            return await self._client.embed(texts, model=self.model, input_type=input_type)
+
+        resp = await with_retries(call, what=f"embed[{self.display_name}]")
+        return np.array(resp.embeddings, dtype=np.float32), int(resp.total_tokens or 0)

@@ -1,0 +1,146 @@
+"""A scripted OpenAI-compatible server on loopback for fast, deterministic end-to-end tests.
+
+Answers chat requests by prompt kind (rules matched on the prompt text), serves hashed
+bag-of-words embeddings, counts every request, and injects faults on demand: HTTP 429/500, a
+timeout (a reply slower than the client waits), or malformed JSON. Never used outside tests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import numpy as np
+
+Rule = tuple[str, Callable[[list[dict[str, str]], dict[str, Any]], str]]
+DIM = 64
+
+
+def hashed_embedding(text: str) -> list[float]:
+    v = np.zeros(DIM)
+    for tok in re.findall(r"[a-z0-9]+", text.lower()):
+        h = int(hashlib.md5(tok.encode()).hexdigest(), 16)
+        v[h % DIM] += 1.0
+    n = np.linalg.norm(v)
+    return (v / n if n else v).tolist()
+
+
+def _epbench_judge(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
+    """Credit a gold item when the answer contains it verbatim (case-insensitive)."""
+    user = messages[-1]["content"]
+    m = re.search(r"\n(\[.*?\])\n\nAnswer to grade:\n(.*)\n\nReturn the JSON", user, re.S)
+    gold = json.loads(m.group(1)) if m else []
+    answer = m.group(2) if m else ""
+    found = [g for g in gold if g.lower() in answer.lower()]
+    return json.dumps({"identified_items": found or ([] if "cannot" in answer.lower() else [answer[:40]]),
+                       "matching_score": [1 if g in found else 0 for g in gold],
+                       "explanation": "scripted"})
+
+
+_DATE = r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December) \d{2}, \d{4}\b"
+
+
+def _answer(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
+    """List the first dates and two-word names of the material, or decline when it has none."""
+    body = messages[-1]["content"].split("Question:")[0]
+    dates = list(dict.fromkeys(re.findall(_DATE, body)))[:3]
+    names = list(dict.fromkeys(re.findall(r"\b([A-Z][a-z]+ [A-Z][a-z]+)\b", body)))[:3]
+    items = dates + names
+    return ", ".join(items) if items else "I cannot find this in the material."
+
+
+DEFAULT_RULES: list[Rule] = [
+    (r"You grade answers to questions about a long story", _epbench_judge),
+    (r"Material:", _answer),
+]
+
+
+class ScriptedServer:
+    def __init__(self) -> None:
+        self.rules: list[Rule] = list(DEFAULT_RULES)
+        self.faults: list[str] = []
+        self.requests: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        self.timeout_sleep_s = 3.0
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def add_rule(self, pattern: str, reply: Callable[[list[dict[str, str]], dict[str, Any]], str]) -> None:
+        self.rules.insert(0, (pattern, reply))
+
+    def inject(self, *faults: str) -> None:
+        """Queue faults for the next requests: '429', '500', 'timeout', 'malformed'."""
+        with self.lock:
+            self.faults.extend(faults)
+
+    def count(self, path: str | None = None) -> int:
+        with self.lock:
+            return sum(1 for r in self.requests if path is None or r["path"] == path)
+
+    def __enter__(self) -> ScriptedServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def _reply_text(self, req: dict[str, Any]) -> str:
+        messages = req["messages"]
+        prompt = "\n".join(m["content"] for m in messages)
+        for pattern, fn in self.rules:
+            if re.search(pattern, prompt):
+                return fn(messages, req)
+        return "scripted reply"
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, body: dict[str, Any] | str) -> None:
+                data = body if isinstance(body, str) else json.dumps(body)
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data.encode())))
+                self.end_headers()
+                self.wfile.write(data.encode())
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server API
+                req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with server.lock:
+                    server.requests.append({"path": self.path, "body": req})
+                    fault = server.faults.pop(0) if server.faults else None
+                if fault in {"429", "500"}:
+                    return self._send(int(fault), {"error": {"message": f"injected {fault}"}})
+                if fault == "timeout":
+                    time.sleep(server.timeout_sleep_s)
+                if self.path.endswith("/embeddings"):
+                    inputs = req["input"] if isinstance(req["input"], list) else [req["input"]]
+                    data = [{"object": "embedding", "index": i, "embedding": hashed_embedding(t)}
+                            for i, t in enumerate(inputs)]
+                    return self._send(200, {"object": "list", "data": data, "model": req["model"],
+                                            "usage": {"prompt_tokens": sum(len(t.split()) for t in inputs),
+                                                      "total_tokens": sum(len(t.split()) for t in inputs)}})
+                text = "{not json at all" if fault == "malformed" else server._reply_text(req)
+                prompt_tokens = sum(len(m["content"].split()) for m in req["messages"])
+                return self._send(200, {
+                    "id": "scripted", "object": "chat.completion", "created": 0, "model": req["model"],
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": text}}],
+                    "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text.split()),
+                              "total_tokens": prompt_tokens + len(text.split())}})
+
+        return Handler
