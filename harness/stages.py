@@ -45,11 +45,12 @@ async def answer_stage(c: Components, method: MemoryMethod, indexes: dict[str, A
             with collect_calls() as calls:
                 with stage("retrieve"):
                     r = await method.retrieve(indexes[q.corpus_id], q)
-                _check_cap(c, method, q, r.units)
+                ctx_tokens = count_tokens(r.context_text)
+                _check_cap(c, method, q, r.units, ctx_tokens)
                 with stage("answer"):
                     result = await c.llm.complete(c.protocol.answer_messages(q, r.context_text))
             row = {**q.record(), "answer": result.text, "context_text": r.context_text,
-                   "context_tokens": count_tokens(r.context_text), "context_chapters": r.units,
+                   "context_tokens": ctx_tokens, "context_chapters": r.units,
                    "usage": summarize_calls(calls), "retrieval": r.extras}
             rows[q.id] = row
             out.add(row)
@@ -65,11 +66,16 @@ async def answer_stage(c: Components, method: MemoryMethod, indexes: dict[str, A
     return ordered
 
 
-def _check_cap(c: Components, method: MemoryMethod, q: Question, units: list[str]) -> None:
-    cap = c.cap.max_units
-    if cap is not None and not method.exempt_from_cap and len(set(units)) > cap:
+def _check_cap(c: Components, method: MemoryMethod, q: Question, units: list[str], tokens: int) -> None:
+    """The shared constraint is enforced here, once, for every method but Vanilla."""
+    if method.exempt_from_cap:
+        return
+    if c.cap.max_units is not None and len(set(units)) > c.cap.max_units:
         raise RuntimeError(f"{method.name} put {len(set(units))} units in the context of question "
-                           f"{q.id}, over the context cap of {cap}: the method must respect the cap.")
+                           f"{q.id}, over the context cap of {c.cap.max_units}: the method must respect the cap.")
+    if c.cap.max_tokens is not None and tokens > c.cap.max_tokens:
+        raise RuntimeError(f"{method.name} put {tokens} tokens in the context of question {q.id}, "
+                           f"over the context cap of {c.cap.max_tokens} tokens.")
 
 
 async def judge_stage(c: Components, predictions: list[dict[str, Any]], run: RunFolder,

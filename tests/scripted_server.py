@@ -61,14 +61,31 @@ DEFAULT_RULES: list[Rule] = [
 ]
 
 
+def plugin_rules() -> list[Rule]:
+    """Rules contributed by tests/scripted_rules/*.py (each module defines RULES)."""
+    import importlib
+    import pkgutil
+    from pathlib import Path
+
+    rules: list[Rule] = []
+    folder = Path(__file__).parent / "scripted_rules"
+    for mod in sorted(pkgutil.iter_modules([str(folder)]), key=lambda m: m.name):
+        spec = importlib.util.spec_from_file_location(f"scripted_rules_{mod.name}", folder / f"{mod.name}.py")
+        module = importlib.util.module_from_spec(spec)
+        assert spec.loader is not None
+        spec.loader.exec_module(module)
+        rules.extend(getattr(module, "RULES", []))
+    return rules
+
+
 class ScriptedServer:
-    def __init__(self) -> None:
-        self.rules: list[Rule] = list(DEFAULT_RULES)
+    def __init__(self, port: int = 0) -> None:
+        self.rules: list[Rule] = plugin_rules() + list(DEFAULT_RULES)
         self.faults: list[str] = []
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         self.timeout_sleep_s = 3.0
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
@@ -144,3 +161,16 @@ class ScriptedServer:
                               "total_tokens": prompt_tokens + len(text.split())}})
 
         return Handler
+
+
+if __name__ == "__main__":  # python tests/scripted_server.py --port 8765: serve until Ctrl-C
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--port", type=int, default=0)
+    with ScriptedServer(ap.parse_args().port) as srv:
+        print(srv.base_url, flush=True)
+        try:
+            srv.thread.join()
+        except KeyboardInterrupt:
+            pass

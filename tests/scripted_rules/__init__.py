@@ -1,0 +1,1 @@
+"""Prompt rules for the scripted server, one module per method or protocol (each defines RULES)."""
