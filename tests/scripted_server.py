@@ -7,6 +7,7 @@ timeout (a reply slower than the client waits), or malformed JSON. Never used ou
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -170,7 +171,5 @@ if __name__ == "__main__":  # python tests/scripted_server.py --port 8765: serve
     ap.add_argument("--port", type=int, default=0)
     with ScriptedServer(ap.parse_args().port) as srv:
         print(srv.base_url, flush=True)
-        try:
+        with contextlib.suppress(KeyboardInterrupt):
             srv.thread.join()
-        except KeyboardInterrupt:
-            pass
