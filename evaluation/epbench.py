@@ -1,4 +1,10 @@
-"""The EpBench protocol: shared answer prompt, one-call judge, P/R/F1 by cue bucket, tables."""
+"""The EpBench protocol: shared answer prompt, LLM judge + grounding + matcher, P/R/F1, tables.
+
+Every judgments line keeps the judge's raw credit (the official protocol) and adds the grounded
+credit (only what the answer text supports) and a deterministic matcher's result, so metrics
+can report all three and their agreement from judgments.jsonl alone; `credit` picks which one
+is the headline, and the table says which.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +15,12 @@ from datasets.epbench import BUCKETS
 from datasets.types import Dataset, Question
 from model_access.chat import ChatModel
 
-from .epbench_judge import PROMPT_VERSION, judge_one
-from .epbench_scoring import POLICIES, dedupe_gold, mean_defined, score_question
+from .agreement import agreement
+from .deterministic_matcher import match_answer
+from .epbench_judge import PROMPT_VERSION, TWO_PASS_VERSION, judge_one, judge_two_pass
+from .epbench_scoring import POLICIES, ItemScore, dedupe_gold, mean_defined, score_question
+from .epbench_universe import KIND_BY_RETRIEVAL, Universe, load_universe
+from .grounding import ground
 from .protocol import Protocol, fmt, provenance_header
 from .stats import bootstrap_std
 
@@ -19,18 +29,62 @@ _ANSWER_SYSTEM = (
     "question asks for a list, give every matching item and nothing else. If the material does "
     "not contain the answer, say that you cannot find it."
 )
+CREDITS = ("raw", "grounded")
+JUDGE_MODES = ("one_pass", "two_pass")
+
+
+def checks(question: str, retrieval_type: str, gold: list[str], scores: list[float],
+           identified: list[str], answer: str, universe: Universe) -> dict[str, Any]:
+    """The grounded credit and the matcher's result for one judged answer (model-free)."""
+    kind = KIND_BY_RETRIEVAL.get(retrieval_type)
+    g = ground(answer, gold, scores, identified, kind, universe.values(kind), universe.generic_event_words)
+    det = match_answer(question, retrieval_type, gold, answer, universe)
+    return {
+        "identified_items_grounded": g.identified_items, "unsupported_items": g.unsupported_items,
+        "matching_score_grounded": g.matching_score, "n_pred_grounded": g.n_pred,
+        "credited_absent_gold": g.credited_absent_gold, "left_to_judge": g.left_to_judge,
+        "deterministic": det.record() if det else None,
+    }
+
+
+def view(j: dict[str, Any], credit: str) -> tuple[list[float], int]:
+    """(scores per de-duplicated gold item, number of claimed items) under one credit."""
+    if credit == "grounded" and "matching_score_grounded" in j:
+        return j["matching_score_grounded"], j["n_pred_grounded"]
+    if credit == "deterministic":
+        det = j["deterministic"]
+        return det["matching_score"], len(det["identified_items"])
+    return j["matching_score"], len(j["identified_items"])
 
 
 class EpBenchProtocol(Protocol):
     name = "epbench"
-    version = "1"
+    version = "2"
 
-    def __init__(self, policy: str = "lenient", resamples: int = 1000, seed: int = 0):
+    def __init__(self, policy: str = "lenient", resamples: int = 1000, seed: int = 0,
+                 credit: str = "raw", judge_mode: str = "one_pass", data_dir: str | None = None,
+                 book: int | None = None):
         if policy not in POLICIES:
             raise ValueError(f"scoring.policy must be one of {POLICIES}, not {policy!r}")
+        if credit not in CREDITS:
+            raise ValueError(f"protocol.credit must be one of {CREDITS}, not {credit!r}")
+        if judge_mode not in JUDGE_MODES:
+            raise ValueError(f"protocol.judge_mode must be one of {JUDGE_MODES}, not {judge_mode!r}")
         self.policy = policy
         self.resamples = resamples
         self.seed = seed
+        self.credit = credit
+        self.judge_mode = judge_mode
+        self.data_dir = data_dir
+        self.book = book
+
+    @property
+    def universe(self) -> Universe:
+        return load_universe(self.data_dir, self.book)
+
+    def describe(self) -> dict[str, Any]:
+        return {"protocol": self.name, "version": self.version, "credit": self.credit,
+                "judge_mode": self.judge_mode, "matcher_universe": self.universe.source}
 
     def answer_messages(self, question: Question, context_text: str) -> list[dict[str, str]]:
         user = f"Material:\n{context_text}\n\nQuestion: {question.text}"
@@ -38,31 +92,40 @@ class EpBenchProtocol(Protocol):
 
     async def judge(self, question: Question, prediction: dict[str, Any], dataset: Dataset,
                     judge: ChatModel) -> dict[str, Any]:
+        rt = question.attrs.get("retrieval_type")
         chapter_text = None
-        if question.attrs.get("retrieval_type") == "Full event details" and question.gold_units:
+        if rt == "Full event details" and question.gold_units:
             chapter_text = dataset.corpus_for(question).unit(question.gold_units[0]).text
-        raw = await judge_one(judge, question.text, list(question.gold), prediction["answer"], chapter_text)
+        two_pass = self.judge_mode == "two_pass" and chapter_text is None
+        if two_pass:
+            raw = await judge_two_pass(judge, question.text, list(question.gold), prediction["answer"])
+        else:
+            raw = await judge_one(judge, question.text, list(question.gold), prediction["answer"], chapter_text)
         line: dict[str, Any] = {
             "question_id": question.id, "bucket": question.attrs["bucket"],
-            "get": question.attrs["get"], "retrieval_type": question.attrs["retrieval_type"],
-            "judge_prompt": PROMPT_VERSION, **raw,
+            "get": question.attrs["get"], "retrieval_type": rt,
+            "judge_prompt": TWO_PASS_VERSION if two_pass else PROMPT_VERSION,
+            "judge_mode": "two_pass" if two_pass else "one_pass", **raw,
         }
-        if "judge_error" in raw:
+        if "judge_error" in line:
             line["gold"] = list(dict.fromkeys(question.gold))
             return line
         gold, scores = dedupe_gold(list(question.gold), raw["matching_score_raw"])
         line["gold"], line["matching_score"] = gold, scores
         s = score_question(len(gold), scores, len(raw["identified_items"]), self.policy)
         line.update(precision=s.precision, recall=s.recall, f1=s.f1)
+        line.update(checks(question.text, rt or "", gold, scores, line["identified_items"],
+                           prediction["answer"], self.universe))
         return line
 
     # -- metrics ---------------------------------------------------------------------------
-    def per_question(self, j: dict[str, Any], policy: str | None = None):
-        return score_question(len(j["gold"]), j["matching_score"], len(j["identified_items"]),
-                              policy or self.policy)
+    def per_question(self, j: dict[str, Any], policy: str | None = None,
+                     credit: str | None = None) -> ItemScore:
+        scores, n_pred = view(j, credit or self.credit)
+        return score_question(len(j["gold"]), scores, n_pred, policy or self.policy)
 
-    def _aggregate(self, rows: list[dict[str, Any]], policy: str) -> dict[str, Any]:
-        scores = [self.per_question(r, policy) for r in rows]
+    def _aggregate(self, rows: list[dict[str, Any]], policy: str, credit: str | None = None) -> dict[str, Any]:
+        scores = [self.per_question(r, policy, credit) for r in rows]
         f1 = [s.f1 for s in scores]
         p = [s.precision for s in scores]
         r = [s.recall for s in scores]
@@ -78,31 +141,83 @@ class EpBenchProtocol(Protocol):
             "n": n,
         }
 
+    def _complete(self, judgments: list[dict[str, Any]], predictions: list[dict[str, Any]]) -> int:
+        """Add grounding and matcher fields to lines judged before they existed; returns how many."""
+        preds = {p["question_id"]: p for p in predictions}
+        added = 0
+        for j in judgments:
+            p = preds.get(j["question_id"])
+            if "judge_error" in j or "deterministic" in j or p is None or "answer" not in p:
+                continue
+            j.update(checks(p.get("question", ""), j.get("retrieval_type") or "", j["gold"],
+                            j["matching_score"], j["identified_items"], p["answer"], self.universe))
+            added += 1
+        return added
+
     def metrics(self, judgments: list[dict[str, Any]], predictions: list[dict[str, Any]],
                 policy: str | None = None) -> dict[str, Any]:
         policy = policy or self.policy
+        judgments = [dict(j) for j in judgments]
+        backfilled = self._complete(judgments, predictions)
         ok = [j for j in judgments if "judge_error" not in j]
+        checked = [j for j in ok if "matching_score_grounded" in j]
+        # the headline falls back to raw credit, and says so, if no line carries grounded credit
+        credit = self.credit if self.credit == "raw" or checked else "raw"
+
+        def agg(rows: list[dict[str, Any]], c: str | None = None) -> dict[str, Any]:
+            return self._aggregate(rows, policy, c or credit)
+
         out: dict[str, Any] = {
-            "overall": self._aggregate(ok, policy),
-            "buckets": {b: self._aggregate([j for j in ok if j["bucket"] == b], policy)
+            "overall": agg(ok),
+            "buckets": {b: agg([j for j in ok if j["bucket"] == b])
                         for b in BUCKETS if any(j["bucket"] == b for j in ok)},
             "policy": policy,
+            "credit": credit,
+            "judge_mode": sorted({j.get("judge_mode", "one_pass") for j in ok}),
             "n_judge_failed": len(judgments) - len(ok),
             "judge_failed_ids": [j["question_id"] for j in judgments if "judge_error" in j],
         }
         get_all = [j for j in ok if j.get("get") == "all"]
-        out["get_all"] = self._aggregate(get_all, policy)
+        out["get_all"] = agg(get_all)
         out["by_retrieval_type"] = {
-            t: self._aggregate([j for j in ok if j.get("retrieval_type") == t], policy)
+            t: agg([j for j in ok if j.get("retrieval_type") == t])
             for t in sorted({j.get("retrieval_type") for j in ok})
         }
-        out["simple_recall"], out["simple_recall_std"] = self._simple_recall(get_all)
+        out["simple_recall"], out["simple_recall_std"] = self._simple_recall(get_all, credit)
         out["chronological_awareness"] = None  # needs the order judge call; not computed yet
+        matched = [j for j in checked if j.get("deterministic")]
+        out["by_credit"] = {"raw": agg(ok, "raw")}
+        if checked:
+            out["by_credit"]["grounded"] = agg(checked, "grounded")
+        if matched:
+            out["by_credit"]["deterministic"] = agg(matched, "deterministic")
+        out["grounding"] = {
+            "n_checked": len(checked), "n_backfilled_from_predictions": backfilled,
+            "unsupported_items": sum(len(j["unsupported_items"]) for j in checked),
+            "credited_absent_gold": sum(len(j["credited_absent_gold"]) for j in checked),
+            "left_to_judge": sum(len(j.get("left_to_judge", [])) for j in checked),
+            "questions_changed": sum(1 for j in checked
+                                     if j["matching_score_grounded"] != j["matching_score"]
+                                     or j["unsupported_items"]),
+        }
+        answers = {p["question_id"]: p.get("answer", "") for p in predictions}
+        out["agreement"] = {"credit": credit,
+                            **agreement(matched, lambda j: view(j, credit), answers),
+                            "other_credit": {c: agreement(matched, lambda j, c=c: view(j, c), answers,
+                                                          list_disagreements=False)
+                                             for c in CREDITS if c != credit}}
         return out
 
-    def _simple_recall(self, rows: list[dict[str, Any]]) -> tuple[float, float]:
+    def question_scores(self, judgments: list[dict[str, Any]],
+                        predictions: list[dict[str, Any]]) -> dict[str, float]:
+        """Per-question headline F1 (under the configured credit), for paired comparisons."""
+        judgments = [dict(j) for j in judgments]
+        self._complete(judgments, predictions)
+        return {j["question_id"]: self.per_question(j).f1 for j in judgments if "judge_error" not in j}
+
+    def _simple_recall(self, rows: list[dict[str, Any]], credit: str) -> tuple[float, float]:
         """EpBench Simple Recall: unweighted mean over buckets of mean lenient F1 (get == all)."""
-        f1 = [self.per_question(r, "lenient").f1 for r in rows]
+        f1 = [self.per_question(r, "lenient", credit).f1 for r in rows]
         buckets = [r["bucket"] for r in rows]
 
         def stat(idx: list[int]) -> float:
@@ -121,16 +236,36 @@ class EpBenchProtocol(Protocol):
         def cell(m: dict[str, Any]) -> str:
             return f"{fmt(m['f1'])} ± {fmt(m['f1_std'])} ({fmt(m['precision'])} / {fmt(m['recall'])}) n={m['n']}"
 
-        cols = ["overall", *metrics["buckets"].keys()]
+        credit = metrics.get("credit", "raw")
+        ag = metrics.get("agreement") or {}
+        agree = (f"{fmt(ag.get('item_agreement'), 2)} / κ {fmt(ag.get('kappa'), 2)} "
+                 f"({ag.get('n_items', 0)} items)") if ag.get("n_items") else "–"
+        cols = ["overall", "judge agreement", *metrics["buckets"].keys()]
         head = "| method | " + " | ".join(cols) + " | simple recall | ctx tokens | cost USD |"
         sep = "|" + "---|" * (len(cols) + 4)
-        row = [cell(metrics["overall"]), *(cell(metrics["buckets"][b]) for b in metrics["buckets"])]
+        row = [cell(metrics["overall"]), agree, *(cell(metrics["buckets"][b]) for b in metrics["buckets"])]
         ctx = meta.get("mean_context_tokens")
         cost = meta.get("cost_usd")
         line = (f"| {meta.get('method', '?')} | " + " | ".join(row)
                 + f" | {fmt(metrics['simple_recall'])} | {ctx if ctx is not None else '?'}"
                 + f" | {cost if cost is not None else '?'} |")
-        notes = ["", "Cells: F1 ± bootstrap std (precision / recall), n questions."]
+        modes = "+".join(metrics.get("judge_mode") or ["one_pass"])
+        official = "the official protocol" if credit == "raw" else "only credit the answer text supports"
+        notes = ["", f"Cells: F1 ± bootstrap std (precision / recall), n questions; credit: **{credit}** "
+                 f"({official}); judge: {modes}.",
+                 "Judge agreement: share of gold-item credits (0 / 0.5 / 1) on which the LLM judge and "
+                 "the deterministic matcher agree / Cohen's kappa; disagreements are listed in "
+                 "metrics.json (agreement.disagreements)."]
+        bc = metrics.get("by_credit") or {}
+        if bc:
+            notes.append("Overall F1 by credit: " + "; ".join(
+                f"{c} {fmt(bc[c]['f1'])}" for c in ("raw", "grounded", "deterministic") if c in bc) + ".")
+        gr = metrics.get("grounding") or {}
+        if gr.get("n_checked"):
+            notes.append(f"Grounding: {gr['unsupported_items']} claimed item(s) not in the answer text, "
+                         f"{gr['credited_absent_gold']} credited gold item(s) absent from it, "
+                         f"{gr['questions_changed']} question(s) changed.")
         if metrics.get("n_judge_failed"):
             notes.append(f"Judge failed on {metrics['n_judge_failed']} question(s): excluded, not scored 0.")
-        return "\n".join([provenance_header(meta, metrics["policy"]), "", head, sep, line, *notes]) + "\n"
+        policy = f"{metrics['policy']}, {credit} credit"
+        return "\n".join([provenance_header(meta, policy), "", head, sep, line, *notes]) + "\n"

@@ -1,4 +1,10 @@
-"""The EpBench one-call LLM judge: extract claimed items, score each gold item 1 / 0.5 / 0."""
+"""The EpBench LLM judge: the official one-call judge, and a two-pass variant.
+
+One pass (the official protocol, the default): the judge sees the gold list and the answer and
+returns the claimed items and a score per gold item. A judge that sees the gold list can copy
+it into the claimed items; the two-pass variant cannot: pass 1 lists what the answer asserts
+without seeing the gold items, pass 2 matches those claims (not the answer) to the gold items.
+"""
 
 from __future__ import annotations
 
@@ -32,11 +38,15 @@ class _Base(BaseModel):
     explanation: str = Field(max_length=600)
 
 
-def judgment_model(n_gold: int) -> type[BaseModel]:
+class _Scores(BaseModel):
+    explanation: str = Field(max_length=600)
+
+
+def judgment_model(n_gold: int, with_items: bool = True) -> type[BaseModel]:
     """A schema whose matching_score has exactly n_gold entries, each 0, 0.5 or 1."""
     score = Literal[0, 0.5, 1]
     return create_model(
-        f"EpBenchJudgment{n_gold}", __base__=_Base,
+        f"EpBench{'Judgment' if with_items else 'Match'}{n_gold}", __base__=_Base if with_items else _Scores,
         matching_score=(list[score], Field(min_length=n_gold, max_length=n_gold)),
     )
 
@@ -71,3 +81,75 @@ async def judge_one(judge: ChatModel, question: str, gold: list[str], answer: st
         "explanation": data["explanation"],
         "judge_cached": result.cached,
     }
+
+
+# -- two-pass judging ------------------------------------------------------------------------
+TWO_PASS_VERSION = "epbench-twopass-v1"
+
+_EXTRACT_SYSTEM = (
+    "You read one reply to a question about a story and write down what the reply claims. Return "
+    "JSON with two fields.\n"
+    "asserted_items: each distinct item (date, place, person, kind of event) that the reply gives "
+    "as part of its answer, in the reply's own words, one item per entry. Leave out items the reply "
+    "only repeats from the question, items it says it cannot find, and items it says did not happen. "
+    "If the reply declines or says the information is missing, the list is empty.\n"
+    "declines: true if the reply gives no answer at all."
+)
+
+_MATCH_SYSTEM = (
+    "You compare two lists. Reference items are the correct answer to a question; claimed items "
+    "are what a reply asserted. Return JSON with two fields.\n"
+    "matching_score: one number per reference item, in the given order: 1 if some claimed item "
+    "names it (synonyms, abbreviations and other date formats count), 0.5 if a claimed item is "
+    "close but not exact (the right month but no day, only a surname), 0 if no claimed item "
+    "names it. Judge only the claimed items; nothing else was said.\n"
+    "explanation: one or two sentences."
+)
+
+
+class _Extraction(BaseModel):
+    asserted_items: list[str] = Field(max_length=MAX_ITEMS)
+    declines: bool = False
+
+
+def extraction_messages(question: str, answer: str) -> list[dict[str, str]]:
+    user = (f"Question:\n{question}\n\nReply:\n{answer}\n\n"
+            "Return the JSON object with asserted_items and declines.")
+    return [{"role": "system", "content": _EXTRACT_SYSTEM}, {"role": "user", "content": user}]
+
+
+def matching_messages(question: str, gold: list[str], claimed: list[str]) -> list[dict[str, str]]:
+    user = (f"Question:\n{question}\n\nReference items:\n{json.dumps(gold, ensure_ascii=False)}\n\n"
+            f"Claimed items:\n{json.dumps(claimed, ensure_ascii=False)}\n\n"
+            f"Return the JSON object; matching_score must have exactly {len(gold)} entries.")
+    return [{"role": "system", "content": _MATCH_SYSTEM}, {"role": "user", "content": user}]
+
+
+async def judge_two_pass(judge: ChatModel, question: str, gold: list[str], answer: str) -> dict[str, Any]:
+    """Pass 1 extracts claims blind to the gold list; pass 2 scores gold items against the claims.
+
+    Pass 2 is skipped (all zeros) when nothing was claimed or there is nothing to find, so a
+    refusal can never be credited.
+    """
+    try:
+        ext, r1 = await judge.complete_json(extraction_messages(question, answer), _Extraction,
+                                            max_tokens=400)
+    except JsonOutputError as exc:
+        return {"judge_error": f"pass 1: {exc}", "judge_raw": exc.raw_outputs}
+    claimed = [] if ext.declines else list(dict.fromkeys(str(x).strip() for x in ext.asserted_items
+                                                         if str(x).strip()))
+    out: dict[str, Any] = {"identified_items": claimed, "matching_score_raw": [0.0] * len(gold),
+                           "explanation": "nothing claimed" if not claimed else "nothing to find",
+                           "judge_cached": r1.cached}
+    if not claimed or not gold:
+        return out
+    try:
+        parsed, r2 = await judge.complete_json(matching_messages(question, gold, claimed),
+                                               judgment_model(len(gold), with_items=False),
+                                               max_tokens=400)
+    except JsonOutputError as exc:
+        return {"judge_error": f"pass 2: {exc}", "judge_raw": exc.raw_outputs, "identified_items": claimed}
+    data = parsed.model_dump()
+    out.update(matching_score_raw=[float(x) for x in data["matching_score"]],
+               explanation=data["explanation"], judge_cached=r1.cached and r2.cached)
+    return out

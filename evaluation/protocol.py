@@ -37,6 +37,17 @@ class Protocol(ABC):
     def table(self, metrics: dict[str, Any], meta: dict[str, Any]) -> str:
         """A Markdown table whose header names model, judge, policy and data version."""
 
+    def question_scores(self, judgments: list[dict[str, Any]],
+                        predictions: list[dict[str, Any]]) -> dict[str, float]:
+        """Per-question headline score, for paired comparisons between runs."""
+        scores = {}
+        for j in judgments:
+            for key in ("f1", "correct", "score"):
+                if isinstance(j.get(key), int | float):
+                    scores[j["question_id"]] = float(j[key])
+                    break
+        return scores
+
     def describe(self) -> dict[str, Any]:
         return {"protocol": self.name, "version": self.version}
 

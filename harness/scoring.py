@@ -13,14 +13,20 @@ from omegaconf import OmegaConf
 
 from evaluation.protocol import Protocol
 
+from .resolvers import register_resolvers
 from .run_folder import RunFolder
+
+
+def load_protocol(run: RunFolder) -> Protocol:
+    """The protocol exactly as the run was configured (from its saved config.yaml)."""
+    register_resolvers()
+    cfg = OmegaConf.load(run / "config.yaml")
+    return instantiate(cfg.dataset.protocol)
 
 
 def score_run(run: RunFolder, protocol: Protocol | None = None, policy: str | None = None) -> dict[str, Any]:
     """Recompute metrics.json and results.md from judgments.jsonl (+ predictions, meta)."""
-    if protocol is None:
-        cfg = OmegaConf.load(run / "config.yaml")
-        protocol = instantiate(cfg.dataset.protocol)
+    protocol = protocol or load_protocol(run)
     judgments = run.read_jsonl("judgments.jsonl")
     predictions = run.read_jsonl("predictions.jsonl")
     if not judgments:
@@ -31,12 +37,12 @@ def score_run(run: RunFolder, protocol: Protocol | None = None, policy: str | No
     if predictions:
         meta["mean_context_tokens"] = round(mean(p["context_tokens"] for p in predictions), 1)
     if (run / "usage.json").exists():
-        meta["cost_usd"] = round(run.read_json("usage.json")["totals"]["fresh"]["cost_usd"]
-                                 + run.read_json("usage.json")["totals"]["cached"]["cost_usd"], 4)
+        totals = run.read_json("usage.json")["totals"]
+        meta["cost_usd"] = round(totals["fresh"]["cost_usd"] + totals["cached"]["cost_usd"], 4)
     metrics["provenance"] = {k: meta.get(k) for k in
                              ("method", "answer_model", "judge_model", "embedder", "data_version",
                               "subset", "context_cap", "protocol")}
-    run.write_json("metrics.json", metrics)
-    suffix = f"_{policy}" if policy else ""
+    suffix = f"_{policy}" if policy else ""  # another policy never overwrites the run's own numbers
+    run.write_json(f"metrics{suffix}.json", metrics)
     run.write_text(f"results{suffix}.md", protocol.table(metrics, meta))
     return metrics

@@ -80,10 +80,28 @@ class EmbeddingRAG(MemoryMethod):
             unit_scores.setdefault(uid, []).append(float(s))
         agg = np.mean if index.unit_scoring == "mean_paragraph" else np.max
         ranked = sorted(unit_scores, key=lambda u: -agg(unit_scores[u]))[:k]
+        ranked, stopped = self._within_tokens(index.corpus, ranked)
         chosen = self._ordered(index.corpus, ranked)
         scores = {u: round(float(agg(unit_scores[u])), 4) for u in ranked}
         text = "\n\n".join(unit_block(index.corpus, u) for u in chosen)
-        return Retrieval(text, chosen, {"scores": scores, "unit_scoring": index.unit_scoring})
+        extras: dict[str, Any] = {"scores": scores, "unit_scoring": index.unit_scoring}
+        if stopped:
+            extras["token_cap_stopped_at"] = stopped
+        return Retrieval(text, chosen, extras)
+
+    def _within_tokens(self, corpus: Corpus, ranked: list[str]) -> tuple[list[str], int | None]:
+        """Keep units in score order until the next would push the context over the token cap
+        (the context is measured as the harness measures it, in its final order)."""
+        limit = self.services.cap.max_tokens
+        if limit is None:
+            return ranked, None
+        kept: list[str] = []
+        for i, uid in enumerate(ranked):
+            trial = self._ordered(corpus, [*kept, uid])
+            if self.tokens("\n\n".join(unit_block(corpus, u) for u in trial)) > limit:
+                return kept, i
+            kept.append(uid)
+        return kept, None
 
     def _ordered(self, corpus: Corpus, ranked: list[str]) -> list[str]:
         if self.order == "score":
@@ -91,25 +109,36 @@ class EmbeddingRAG(MemoryMethod):
         pos = {u.id: u.position for u in corpus.units}
         return sorted(ranked, key=lambda u: pos[u])
 
+    def _by_unit(self, index: _Index, picked: list[int]) -> dict[str, list[str]]:
+        by_unit: dict[str, list[str]] = {}
+        for i in sorted(picked) if self.order == "corpus" else picked:
+            uid, text = index.passages[i]
+            by_unit.setdefault(uid, []).append(text)
+        return by_unit
+
+    def _render(self, index: _Index, picked: list[int]) -> str:
+        by_unit = self._by_unit(index, picked)
+        return "\n\n".join(unit_block(index.corpus, u, "\n\n".join(ps)) for u, ps in by_unit.items())
+
     def _paragraph_context(self, index: _Index, sims: np.ndarray, k_units: int) -> Retrieval:
         limit = self.paragraphs_per_unit_cap * k_units
         picked: list[int] = []
         units: list[str] = []
+        max_tokens = self.services.cap.max_tokens
         for i in np.argsort(-sims):
             uid = index.passages[int(i)][0]
+            if uid not in units and len(units) >= k_units:
+                continue  # the context cap counts units, not paragraphs
+            if max_tokens is not None and self.tokens(self._render(index, [*picked, int(i)])) > max_tokens:
+                break  # the token cap: stop before the paragraph that would exceed it
             if uid not in units:
-                if len(units) >= k_units:
-                    continue  # the context cap counts units, not paragraphs
                 units.append(uid)
             picked.append(int(i))
             if len(picked) >= limit:
                 break
+        text = self._render(index, picked)
         if self.order == "corpus":
             picked.sort()
-        by_unit: dict[str, list[str]] = {}
-        for i in picked:
-            uid, text = index.passages[i]
-            by_unit.setdefault(uid, []).append(text)
-        text = "\n\n".join(unit_block(index.corpus, u, "\n\n".join(ps)) for u, ps in by_unit.items())
+        by_unit = self._by_unit(index, picked)
         scores = {str(i): round(float(sims[i]), 4) for i in picked}
         return Retrieval(text, list(by_unit), {"paragraph_scores": scores, "n_paragraphs": len(picked)})

@@ -184,7 +184,7 @@ class ChatModel:
                 return output_model.model_validate_json(_strip_fences(result.text)), result
             except (ValidationError, ValueError) as exc:
                 error = str(exc).splitlines()[:6]
-                convo = [*messages,
+                convo = [*convo,  # keep earlier attempts: each retry is a new request, not a cache hit
                          {"role": "assistant", "content": result.text},
                          {"role": "user", "content": "That reply is not valid JSON for the required "
                           "schema (" + " ".join(error) + "). Reply again with only the corrected JSON object."}]

@@ -58,6 +58,7 @@ class LlamaServerSpec:
     startup_timeout_s: float = 600.0
     embedding: bool = False
     cache_reuse: int = 256
+    cache_ram_mib: int = 2048  # host RAM for idle slots' prompt KV (llama.cpp default 8192)
 
     def __post_init__(self) -> None:
         if self.model not in MODELS and Path(self.model).suffix != ".gguf":
@@ -78,7 +79,7 @@ class LlamaServerSpec:
     def key(self) -> tuple[Any, ...]:
         """Identity for de-duplication: everything that changes the server, not the timeout."""
         return (self.model, self.n_parallel, self.total_ctx, self.threads, self.extra_args,
-                self.embedding, self.cache_reuse)
+                self.embedding, self.cache_reuse, self.cache_ram_mib)
 
 
 def find_llama_server() -> Path:
@@ -117,8 +118,12 @@ def _free_port() -> int:
 
 
 def _pdeathsig_preexec() -> Any:
-    """preexec_fn that makes the child get SIGKILL when its parent dies (Linux only)."""
-    if os.uname().sysname != "Linux":
+    """preexec_fn that makes the child get SIGKILL when its parent dies (Linux only).
+
+    The kernel ties PDEATHSIG to the forking *thread*, so it is only armed from the main thread:
+    a server started from a short-lived worker thread would otherwise die with that thread.
+    """
+    if os.uname().sysname != "Linux" or threading.current_thread() is not threading.main_thread():
         return None
     prctl = ctypes.CDLL(None, use_errno=True).prctl  # resolved in the parent, not after fork
     parent = os.getpid()
@@ -166,6 +171,8 @@ def build_command(binary: Path, spec: LlamaServerSpec, port: int) -> list[str]:
     ]
     if spec.cache_reuse > 0:
         wanted.append(("--cache-reuse", [str(spec.cache_reuse)]))
+    if spec.cache_ram_mib >= 0:
+        wanted.append(("--cache-ram", [str(spec.cache_ram_mib)]))
     if spec.threads:
         wanted.append(("--threads", [str(spec.threads)]))
     if spec.embedding:
@@ -255,8 +262,12 @@ def _wait_ready(srv: _Server, timeout_s: float) -> None:
     while True:
         code = srv.proc.poll()
         if code is not None:
+            hint = ""
+            if code == -signal.SIGILL:
+                hint = ("\nSIGILL: the binary uses CPU instructions this machine cannot run (AMX in "
+                        "some VMs). Rebuild without them: " + INSTALL_FIX)
             raise LocalServerError(f"llama-server exited with code {code} while starting "
-                                   f"(log {srv.log_path}):\n{_tail(srv.log_path)}")
+                                   f"(log {srv.log_path}):\n{_tail(srv.log_path)}{hint}")
         try:
             with urllib.request.urlopen(url, timeout=2) as r:
                 if r.status == 200:

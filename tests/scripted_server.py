@@ -86,6 +86,7 @@ class ScriptedServer:
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         self.timeout_sleep_s = 3.0
+        self.fail_after: int | None = None  # every request after this many answers HTTP 500
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
@@ -141,6 +142,8 @@ class ScriptedServer:
                 with server.lock:
                     server.requests.append({"path": self.path, "body": req})
                     fault = server.faults.pop(0) if server.faults else None
+                    if server.fail_after is not None and len(server.requests) > server.fail_after:
+                        fault = "500"
                 if fault in {"429", "500"}:
                     return self._send(int(fault), {"error": {"message": f"injected {fault}"}})
                 if fault == "timeout":

@@ -1,0 +1,124 @@
+"""One comparison table from several run folders, plus paired bootstrap differences.
+
+    python -m evaluation.compare RUN_DIR [RUN_DIR ...] [--reference RUN_DIR] [--out table.md]
+
+Rows are methods; columns are the protocol's groups (EpBench cue buckets, LoCoMo categories,
+LongMemEval types) with F1 or accuracy ± bootstrap std, then context tokens and cost. Runs that
+differ in answering model, judge, policy or data version are flagged: their numbers do not compare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from statistics import mean
+from typing import Any
+
+from harness.run_folder import RunFolder
+from harness.scoring import load_protocol
+
+from .protocol import fmt
+from .stats import paired_difference
+
+GROUP_KEYS = ("buckets", "categories", "types")
+HEADLINE = ("f1", "accuracy", "judge")
+
+
+def _headline(m: dict[str, Any]) -> tuple[str, float | None, float | None]:
+    for key in HEADLINE:
+        if key in m:
+            return key, m.get(key), m.get(f"{key}_std")
+    return "?", None, None
+
+
+def _cell(m: dict[str, Any] | None) -> str:
+    if not m:
+        return "–"
+    _, v, sd = _headline(m)
+    cell = f"{fmt(v)} ± {fmt(sd)}"
+    if "precision" in m and "recall" in m:
+        cell += f" ({fmt(m['precision'])} / {fmt(m['recall'])})"
+    return cell
+
+
+def load_run(path: Path) -> dict[str, Any]:
+    run = RunFolder(path)
+    metrics = run.read_json("metrics.json")
+    meta = run.read_json("meta.json")
+    preds = run.read_jsonl("predictions.jsonl")
+    usage = run.read_json("usage.json") if (path / "usage.json").exists() else {}
+    totals = usage.get("totals", {})
+    cost = sum(totals.get(k, {}).get("cost_usd", 0.0) for k in ("fresh", "cached"))
+    return {"path": path, "metrics": metrics, "meta": meta,
+            "ctx": mean(p["context_tokens"] for p in preds) if preds else None, "cost": cost}
+
+
+def question_scores(path: Path) -> dict[str, float]:
+    run = RunFolder(path)
+    protocol = load_protocol(run)
+    return protocol.question_scores(run.read_jsonl("judgments.jsonl"), run.read_jsonl("predictions.jsonl"))
+
+
+def comparison_table(runs: list[dict[str, Any]]) -> str:
+    group_key = next((k for k in GROUP_KEYS if k in runs[0]["metrics"]), None)
+    groups: list[str] = []
+    for r in runs:
+        for g in r["metrics"].get(group_key, {}) if group_key else {}:
+            if g not in groups:
+                groups.append(g)
+    metric_name = _headline(runs[0]["metrics"]["overall"])[0]
+    head = ["method", "overall", *groups, "ctx tokens", "cost USD"]
+    lines = [f"Metric: {metric_name} ± bootstrap std (precision / recall where defined).", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in runs:
+        m = r["metrics"]
+        cells = [r["meta"].get("method", r["path"].name), _cell(m["overall"]),
+                 *(_cell(m.get(group_key, {}).get(g)) for g in groups),
+                 fmt(r["ctx"], 0) if r["ctx"] is not None else "–", f"{r['cost']:.4f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def provenance_lines(runs: list[dict[str, Any]]) -> list[str]:
+    keys = ("answer_model", "judge_model", "data_version", "subset", "context_cap")
+    out = []
+    for key in keys:
+        values = sorted({str(r["meta"].get(key)) for r in runs})
+        flag = "" if len(values) == 1 else "  <-- DIFFERS: these runs do not compare"
+        out.append(f"- {key}: {' | '.join(values)}{flag}")
+    policies = sorted({str(r["metrics"].get("policy", r["metrics"].get("credit", "-"))) for r in runs})
+    out.append(f"- scoring: {' | '.join(policies)}" + ("" if len(policies) == 1 else "  <-- DIFFERS"))
+    if not any("gpt-4o" in str(r["meta"].get("answer_model", "")).lower() for r in runs):
+        out.append("- NOTE: not GPT-4o answering; not comparable to the published GPT-4o figures")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("runs", nargs="+", type=Path)
+    ap.add_argument("--reference", type=Path, default=None,
+                    help="report paired bootstrap differences of every run against this one")
+    ap.add_argument("--out", type=Path, default=None, help="also write the Markdown here")
+    args = ap.parse_args(argv)
+    runs = [load_run(p) for p in args.runs]
+    parts = [*provenance_lines(runs), "", comparison_table(runs)]
+    if args.reference:
+        ref = question_scores(args.reference)
+        parts += ["", f"Paired bootstrap differences vs {args.reference} (same questions, 1000 resamples):", "",
+                  "| method | n | diff | std | 95% CI | p |", "|---|---|---|---|---|---|"]
+        for r in runs:
+            if r["path"].resolve() == args.reference.resolve():
+                continue
+            d = paired_difference(question_scores(r["path"]), ref)
+            parts.append(f"| {r['meta'].get('method')} | {d['n']} | {d['diff']:+.3f} | {d['diff_std']:.3f} "
+                         f"| [{d['ci95_low']:+.3f}, {d['ci95_high']:+.3f}] | {d['p_two_sided']:.3f} |")
+    text = "\n".join(parts) + "\n"
+    print(text)
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,158 @@
+"""A model-free EpBench judge: find the known values of the asked-for kind in the answer.
+
+It exists to cross-check the LLM judge, not to replace it: it cannot see paraphrases ("a coding
+marathon" for Tech Hackathon) nor invented places, but it never credits an item the answer does
+not contain. For the kind of item a question asks for (Times -> dates, Spaces -> locations,
+Entities and Other entities -> people, Event contents -> event types) it collects every value of
+that kind the answer asserts, outside sentences that decline or deny, leaving out values the
+question itself names (the cue), and scores gold items with the official P/R/F1 rules: 1 when
+found, 0.5 for a partial mention (month and year only, a first or last name alone), 0 otherwise.
+"Full event details" gets 1 when the account names someone else present in that chapter or its
+distinctive detail.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from .epbench_scoring import score_question
+from .epbench_universe import KIND_BY_RETRIEVAL, Universe
+from .grounding import (
+    FULL,
+    PARTIAL,
+    assertive_text,
+    asserts_something,
+    content_tokens,
+    coverage,
+    find_dates,
+    gold_support,
+    normalize,
+    parse_date,
+    phrase_in,
+    wordset,
+)
+
+_NAME = re.compile(r"\b([A-Z][a-z]+(?:-[A-Z][a-z]+)?) ([A-Z][a-z]+(?:-[A-Z][a-z]+)?)\b")
+_NOT_NAME = wordset(
+    "the a an in on at of and or but during after before based chapter chapters material story "
+    "event events then also both while when where this that these there their they he she his her "
+    "january february march april may june july august september october november december monday "
+    "tuesday wednesday thursday friday saturday sunday new york city park museum center centre "
+    "street island bridge building hall square garden gardens beach festival night show exhibition "
+    "workshop performance tournament fair state national cultural church cathedral tower library "
+    "i list sorry unfortunately however answer none no yes")
+
+
+@dataclass
+class MatchResult:
+    kind: str
+    matching_score: list[float]
+    identified_items: list[str]
+    refusal: bool
+
+    def record(self) -> dict:
+        return asdict(self)
+
+    def f1(self, policy: str = "lenient") -> float:
+        return score_question(len(self.matching_score), self.matching_score,
+                              len(self.identified_items), policy).f1
+
+
+def _in_question(value: str, question: str) -> bool:
+    return phrase_in(value, question, fuzzy=False)
+
+
+def _found_values(kind: str, text: str, question: str, gold: Sequence[str], universe: Universe) -> list[str]:
+    """Known values of `kind` the text names (gold with light fuzziness, others exactly)."""
+    generic = universe.generic_event_words
+    known = sorted(universe.values(kind) | set(gold), key=len, reverse=True)
+    found: list[str] = []
+    for v in known:
+        if v not in gold and _in_question(v, question):
+            continue
+        if phrase_in(v, text, fuzzy=v in gold) or (
+                kind == "event_type" and gold_support(v, text, kind, known, generic) == FULL):
+            found.append(v)
+    # a value inside a longer found value ("High Line" in "High Line Park") is the same mention
+    return [v for v in found if not any(w != v and phrase_in(v, w, fuzzy=False) for w in found)]
+
+
+def _unknown_people(text: str, question: str, known_found: list[str], universe: Universe) -> list[str]:
+    """Capitalised First Last pairs that are no known place, event or cue: invented people."""
+    others = universe.locations | universe.event_types
+    out: list[str] = []
+    for m in _NAME.finditer(text):
+        name = f"{m.group(1)} {m.group(2)}"
+        if {m.group(1).lower(), m.group(2).lower()} & _NOT_NAME:
+            continue
+        if any(phrase_in(name, v, fuzzy=False) for v in (*others, *known_found)):
+            continue
+        if _in_question(name, question) or normalize(name) in {normalize(x) for x in out}:
+            continue
+        out.append(name)
+    return out
+
+
+def _chapter(gold: Sequence[str], text: str, universe: Universe) -> list[float]:
+    scores = []
+    for g in gold:
+        m = re.search(r"(\d+)\s*$", g)
+        ch = universe.chapters.get(m.group(1)) if m else None
+        if ch is None:
+            scores.append(0.0)
+            continue
+        named_other = any(phrase_in(p, text) for p in ch.post_entities)
+        detail = ch.detail is not None and coverage(ch.detail, text) >= 0.67
+        scores.append(1.0 if named_other or detail else 0.0)
+    return scores
+
+
+def match_answer(question: str, retrieval_type: str, gold: Sequence[str], answer: str,
+                 universe: Universe) -> MatchResult | None:
+    """Score one answer against its de-duplicated gold list; None for an unknown question type."""
+    kind = KIND_BY_RETRIEVAL.get(retrieval_type)
+    if kind is None:
+        return None
+    text = assertive_text(answer)
+    declined = len(text.strip()) < len(answer.strip()) and not content_tokens(text)
+    if kind == "chapter":
+        asserts = asserts_something(answer, question)
+        items = ["(account of the event)"] if asserts else []
+        scores = _chapter(gold, text, universe) if asserts else [0.0] * len(gold)
+        return MatchResult(kind, scores, items, not asserts)
+    if kind == "date":
+        return _match_dates(question, gold, text, declined)
+    found = _found_values(kind, text, question, gold, universe)
+    scores = [1.0 if g in found else 0.0 for g in gold]
+    items = list(found)
+    if kind == "person":
+        known = sorted(universe.people | set(gold))
+        for k, g in enumerate(gold):
+            if scores[k] == 0 and gold_support(g, text, kind, known) == PARTIAL:
+                scores[k] = 0.5
+                items.append(g.split()[-1])
+        items += _unknown_people(text, question, found, universe)
+    return MatchResult(kind, scores, items, declined or not items)
+
+
+def _match_dates(question: str, gold: Sequence[str], text: str, declined: bool) -> MatchResult:
+    cue = {d.key for d in find_dates(question)}
+    gold_keys = {g: parse_date(g) for g in gold}
+    wanted = {d.key for d in gold_keys.values() if d is not None}
+    keys: list[str] = []
+    for d in find_dates(text):
+        if (d.key in cue and d.key not in wanted) or d.key in keys:
+            continue
+        keys.append(d.key)
+    scores = []
+    for g in gold:
+        d = gold_keys[g]
+        if d is None:
+            scores.append(1.0 if phrase_in(g, text) else 0.0)
+        elif d.key in keys:
+            scores.append(1.0)
+        else:
+            scores.append(0.5 if f"{d.year:04d}-{d.month:02d}" in keys else 0.0)
+    return MatchResult("date", scores, keys, declined or not keys)

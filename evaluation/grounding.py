@@ -1,0 +1,320 @@
+"""Text checks shared by the grounding pass and the deterministic matcher.
+
+An LLM judge can copy ground-truth items into `identified_items` and credit them although the
+answer never states them. Everything here is model-free and answers one question: does the
+answer text itself assert this item? Dates are compared after parsing (so "13 September 2025"
+supports "September 13, 2025"), names and places after normalisation with light fuzziness, and
+sentences that decline or deny ("I cannot find...", "no other people were involved") support
+nothing, so a refusal that repeats the question's cue asserts no item.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+
+# -- normalisation ---------------------------------------------------------------------------
+_ABBREV = re.compile(r"\b(St|Mt|Mr|Mrs|Ms|Dr|Jr|Sr|Ft|Ave)\.", re.I)
+
+
+def normalize(text: str) -> str:
+    """Lowercase ASCII words separated by single spaces; apostrophes joined, a leading 'the' dropped."""
+    t = unicodedata.normalize("NFKD", text)
+    t = "".join(c for c in t if not unicodedata.combining(c)).lower()
+    t = t.replace("&", " and ").replace("\u2019", "'")
+    t = re.sub(r"(\w)'(\w)", r"\1\2", t)
+    t = re.sub(r"[^a-z0-9]+", " ", t).strip()
+    return re.sub(r"^the ", "", t)
+
+
+def tokens(text: str) -> list[str]:
+    return normalize(text).split()
+
+
+# -- dates -----------------------------------------------------------------------------------
+_MONTHS = {
+    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4,
+    "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8, "september": 9,
+    "sept": 9, "sep": 9, "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12,
+}
+_MON = r"(?P<mon>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_ORD = r"(?:st|nd|rd|th)?"
+_DATE_PATTERNS = [
+    re.compile(rf"\b{_MON}\s+(?P<d>\d{{1,2}}){_ORD},?\s+(?P<y>\d{{4}})\b", re.I),
+    re.compile(rf"\b(?P<d>\d{{1,2}}){_ORD}\s+(?:of\s+)?{_MON},?\s+(?P<y>\d{{4}})\b", re.I),
+    re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})\b"),
+    re.compile(r"\b(?P<a>\d{1,2})[/.](?P<b>\d{1,2})[/.](?P<y>\d{4})\b"),
+]
+_MONTH_YEAR = re.compile(rf"\b{_MON},?\s+(?P<y>\d{{4}})\b", re.I)
+
+
+@dataclass(frozen=True)
+class DateMention:
+    year: int
+    month: int
+    day: int | None  # None: only month and year were given
+    span: tuple[int, int]
+
+    @property
+    def key(self) -> str:
+        return f"{self.year:04d}-{self.month:02d}" + (f"-{self.day:02d}" if self.day else "")
+
+
+def _valid(y: int, m: int, d: int | None) -> bool:
+    return 1 <= m <= 12 and (d is None or 1 <= d <= 31) and 1000 <= y <= 2999
+
+
+def find_dates(text: str) -> list[DateMention]:
+    """Every full date in any common format, then month-year mentions not inside a full date.
+
+    Slash dates read month first (the story is set in the US) unless the first number exceeds 12.
+    """
+    found: list[DateMention] = []
+    taken: list[tuple[int, int]] = []
+    for pat in _DATE_PATTERNS:
+        for m in pat.finditer(text):
+            if any(a < m.end() and m.start() < b for a, b in taken):
+                continue
+            g = m.groupdict()
+            y = int(g["y"])
+            if g.get("mon"):
+                mo, d = _MONTHS[g["mon"].lower().rstrip(".")], int(g["d"])
+            elif g.get("m"):
+                mo, d = int(g["m"]), int(g["d"])
+            else:
+                a, b = int(g["a"]), int(g["b"])
+                mo, d = (b, a) if a > 12 else (a, b)
+            if _valid(y, mo, d):
+                found.append(DateMention(y, mo, d, m.span()))
+                taken.append(m.span())
+    for m in _MONTH_YEAR.finditer(text):
+        if any(a < m.end() and m.start() < b for a, b in taken):
+            continue
+        y, mo = int(m.group("y")), _MONTHS[m.group("mon").lower().rstrip(".")]
+        if _valid(y, mo, None):
+            found.append(DateMention(y, mo, None, m.span()))
+    return sorted(found, key=lambda d: d.span)
+
+
+def parse_date(item: str) -> DateMention | None:
+    """The date an item names when the item is essentially just a date, else None."""
+    dates = find_dates(item)
+    if len(dates) != 1:
+        return None
+    a, b = dates[0].span
+    rest = normalize(item[:a] + " " + item[b:])
+    return dates[0] if len(rest.split()) <= 2 else None
+
+
+# -- sentences that assert nothing -----------------------------------------------------------
+_REFUSAL = re.compile(
+    r"\b(cannot|can ?not|can't|unable to|could not|couldn't|i do not know|i don't know|not sure|"
+    r"not (?:mentioned|found|provided|specified|available|stated|given|present|included|described|"
+    r"recorded|listed|enough|possible|clear)|"
+    r"no (?:information|mention|record|details|data|events?|dates?|locations?|places?|protagonists?|"
+    r"people|one|other|specific|relevant|such|further|additional|indication)|nobody|no one|"
+    r"(?:does|do|did)(?: not|n't) (?:contain|mention|provide|specify|say|include|describe|state|"
+    r"appear|show|refer|list|involve)|there (?:is|are|were|was) no|none (?:of|are|were|is|was)|"
+    r"insufficient|lacks?|sorry|apologi[sz]e)\b", re.I)
+_EXCEPTION = re.compile(r"\b(other than|besides|except|apart from|aside from|only)\b", re.I)
+_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+|;\s*|,\s*(?=but\b|however\b|although\b)|\s+-\s+")
+
+
+def sentences(answer: str) -> list[str]:
+    """Split an answer into sentences and list lines; abbreviation dots do not end a sentence."""
+    text = _ABBREV.sub(lambda m: m.group(1), answer)
+    return [s.strip(" *-\t•") for s in _SPLIT.split(text) if s and s.strip(" *-\t•")]
+
+
+def is_refusal_sentence(sentence: str) -> bool:
+    return bool(_REFUSAL.search(sentence)) and not _EXCEPTION.search(sentence)
+
+
+def assertive_text(answer: str) -> str:
+    """The answer without the sentences that decline, deny or say the material is silent."""
+    return "\n".join(s for s in sentences(answer) if not is_refusal_sentence(s))
+
+
+def asserts_something(answer: str, question: str = "", min_words: int = 5) -> bool:
+    """Whether the answer, outside refusals, says at least a few words the question did not."""
+    asked = set(content_tokens(question))
+    return len([t for t in content_tokens(assertive_text(answer)) if t not in asked]) >= min_words
+
+
+# -- phrase support --------------------------------------------------------------------------
+FUZZY_RATIO = 0.86
+
+
+def _digits(ts: Iterable[str]) -> list[str]:
+    return [t for t in ts if t.isdigit()]
+
+
+def phrase_in(item: str, text: str, fuzzy: bool = True) -> bool:
+    """Whether `item` occurs in `text` as whole words, allowing small typos when `fuzzy`."""
+    it, tt = tokens(item), tokens(text)
+    if not it or not tt:
+        return False
+    if f" {' '.join(it)} " in f" {' '.join(tt)} ":
+        return True
+    joined = " ".join(it)
+    if not fuzzy or len(joined) < 5:
+        return False
+    prefixes = {t[:3] for t in it}
+    n = len(it)
+    for i in range(len(tt)):
+        if tt[i][:3] not in prefixes and (i + n - 1 >= len(tt) or tt[i + n - 1][:3] not in prefixes):
+            continue
+        for w in (n - 1, n, n + 1):
+            window = tt[i:i + w]
+            if not window or len(window) < w or _digits(window) != _digits(it):
+                continue
+            sm = SequenceMatcher(None, joined, " ".join(window))
+            if sm.real_quick_ratio() >= FUZZY_RATIO and sm.quick_ratio() >= FUZZY_RATIO \
+                    and sm.ratio() >= FUZZY_RATIO:
+                return True
+    return False
+
+
+def wordset(text: str) -> frozenset[str]:
+    """A set of words written as one string, for readable word lists."""
+    return frozenset(text.split())
+
+
+_STOP = wordset("a an the of in on at to and or for with by from as is was were be been it its "
+                "this that these those their his her they he she them event events")
+
+
+def content_tokens(text: str) -> list[str]:
+    return [t for t in tokens(text) if t not in _STOP]
+
+
+def stem(t: str) -> str:
+    return t[:-1] if len(t) > 4 and t.endswith("s") else t
+
+
+def coverage(item: str, text: str) -> float:
+    """Share of the item's content words (plural-insensitive) that occur in the text."""
+    it = {stem(t) for t in content_tokens(item)}
+    if not it:
+        return 0.0
+    tt = {stem(t) for t in tokens(text)}
+    return len(it & tt) / len(it)
+
+
+def item_supported(item: str, answer: str) -> bool:
+    """Whether the answer asserts `item` (the judge's wording of something it found)."""
+    text = assertive_text(answer)
+    date = parse_date(item)
+    if date is not None:
+        return any(d.key == date.key or (date.day is None and (d.year, d.month) == (date.year, date.month))
+                   for d in find_dates(text))
+    if phrase_in(item, text):
+        return True
+    return len(content_tokens(item)) >= 3 and coverage(item, text) >= 0.75
+
+
+# -- grounding a judgment --------------------------------------------------------------------
+FULL, PARTIAL = "full", "partial"
+STRING_KINDS = ("date", "location", "person")
+
+
+GENERIC_EVENT_WORDS = wordset(
+    "event night festival show exhibition workshop performance tournament competition fair class "
+    "session party meeting conference contest tour day gathering celebration")
+
+
+def _mask(text: str, values: Iterable[str], keep: str) -> str:
+    """Normalised text with every known value except `keep` blanked out."""
+    nt, nk = f" {normalize(text)} ", normalize(keep)
+    for v in values:
+        nv = normalize(v)
+        if nv and nv != nk:
+            nt = nt.replace(f" {nv} ", "  ")
+    return nt
+
+
+def gold_support(gold: str, text: str, kind: str | None, known: Iterable[str] = (),
+                 generic: frozenset[str] = GENERIC_EVENT_WORDS) -> str | None:
+    """How the (assertive) text supports one gold item: FULL, PARTIAL (worth 0.5 at most) or None.
+
+    PARTIAL: a date's month and year without its day, or a person's first or last name alone
+    (after blanking out other known full names, so "Owen Thomas" never half-supports
+    "Scarlett Thomas"). An event type is FULL when a word only it uses ("karaoke") occurs.
+    """
+    date = parse_date(gold) if kind in (None, "date") else None
+    if date is not None:
+        mentions = find_dates(text)
+        if any(d.key == date.key for d in mentions):
+            return FULL
+        same_month = any(d.day is None and (d.year, d.month) == (date.year, date.month)
+                         for d in mentions)
+        return PARTIAL if same_month else None
+    if phrase_in(gold, text):
+        return FULL
+    words = content_tokens(gold)
+    if kind == "person" and len(words) >= 2:
+        masked = _mask(text, known, gold)
+        return PARTIAL if any(f" {w} " in masked for w in (words[0], words[-1])) else None
+    if kind == "event_type":
+        distinctive = [w for w in words if len(w) >= 5 and stem(w) not in generic]
+        tt = {stem(t) for t in _mask(text, known, gold).split()}
+        return FULL if any(stem(w) in tt for w in distinctive) else None
+    return None
+
+
+@dataclass
+class Grounded:
+    identified_items: list[str]
+    unsupported_items: list[str]
+    matching_score: list[float]
+    credited_absent_gold: list[str] = field(default_factory=list)
+    left_to_judge: list[str] = field(default_factory=list)
+
+    @property
+    def n_pred(self) -> int:
+        """Supported claims; never fewer than the credited gold items, so precision stays <= 1."""
+        return max(len(self.identified_items), sum(1 for s in self.matching_score if s > 0))
+
+
+def ground(answer: str, gold: Sequence[str], scores: Sequence[float], identified: Sequence[str],
+           kind: str | None, known: Iterable[str] = (),
+           generic: frozenset[str] = GENERIC_EVENT_WORDS) -> Grounded:
+    """Keep only the judge's claims and credits that the answer text supports.
+
+    `gold` and `scores` are the de-duplicated gold list and the judge's scores for it; `kind` is
+    the kind of item the question asks for (date, location, person, event_type, chapter).
+    Dates, places and people must occur in the answer. Event types may be paraphrased ("a coding
+    marathon"), so a credited event type the text does not name is left to the judge as long as
+    the answer holds a supported claim that names no known event type; a chapter-level credit
+    is kept unless the answer asserts nothing.
+    """
+    text = assertive_text(answer)
+    supported = [i for i in identified if item_supported(i, answer)]
+    unsupported = [i for i in identified if i not in supported]
+    out = Grounded(supported, unsupported, [float(s) for s in scores])
+    if kind == "chapter":
+        if not asserts_something(answer):
+            out.credited_absent_gold = [g for g, s in zip(gold, scores, strict=True) if s > 0]
+            out.matching_score = [0.0] * len(gold)
+        return out
+    known = list(known)
+    named = set(gold) | set(known)
+    spare = [i for i in supported if not any(phrase_in(v, i, fuzzy=False) for v in named)]
+    for k, (g, s) in enumerate(zip(gold, scores, strict=True)):
+        if s <= 0:
+            continue
+        how = gold_support(g, text, kind, known, generic)
+        if how == FULL:
+            continue
+        if how == PARTIAL:
+            out.matching_score[k] = min(s, 0.5)
+        elif kind == "event_type" and spare:
+            spare.pop(0)
+            out.left_to_judge.append(g)
+        else:
+            out.matching_score[k] = 0.0
+            out.credited_absent_gold.append(g)
+    return out

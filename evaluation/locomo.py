@@ -1,0 +1,190 @@
+"""The LoCoMo protocol: dated-session answer prompt, CORRECT/WRONG judge, F1 / BLEU-1 / J tables.
+
+Token F1 and BLEU-1 come from predictions.jsonl (official per-category rules, see
+text_overlap.py); the judge score (J) from judgments.jsonl, each line naming its prompt version.
+Category 5 (adversarial) is always answered, judged and shown in its own row; whether it also
+enters "overall" is the `include_category_5` setting (most papers report categories 1-4).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from datasets.locomo import CATEGORY_NAMES, NOT_MENTIONED
+from datasets.types import Dataset, Question
+from model_access.chat import ChatModel
+from model_access.errors import JsonOutputError
+
+from .protocol import Protocol, fmt, provenance_header
+from .stats import bootstrap_std
+from .text_overlap import evidence_recall, locomo_bleu1, locomo_f1
+
+PROMPT_VERSION = "locomo-judge-v1"
+ANSWER_PROMPT_VERSION = "locomo-answer-v1"
+POLICIES = ("categories_1_4", "categories_1_5")
+
+_ANSWER_SYSTEM = (
+    "You answer questions about a long conversation between two people, using only the "
+    "conversation sessions provided. Each session is headed by the date and time it took place. "
+    "Reply with a short phrase of a few words, not a sentence. When the question asks when "
+    "something happened, work out an absolute date or period from the session date (for "
+    "example 'the week before 9 June 2023'), never a relative word such as 'yesterday'. If the "
+    f"sessions do not contain the answer, reply exactly: {NOT_MENTIONED}."
+)
+
+_JUDGE_SYSTEM = (
+    "You grade a reply to a question about a conversation between two people, against the gold "
+    "answer. Be generous about form: the reply is CORRECT when it names the same thing, fact or "
+    "time as the gold answer, even if it is longer, worded differently, or gives a date in "
+    "another format or as a period that contains the gold date. It is WRONG when it names "
+    "something else, misses the point of the gold answer, or declines to answer. Return JSON: "
+    '{"reasoning": "<one sentence>", "label": "CORRECT" or "WRONG"}.'
+)
+
+
+class _Verdict(BaseModel):
+    reasoning: str = Field(max_length=800)
+    label: Literal["CORRECT", "WRONG"]
+
+
+def judge_messages(question: str, gold: str, answer: str, adversarial: str | None) -> list[dict[str, str]]:
+    """Judge prompt; for category 5 the gold is that the conversation does not support the
+    question, and the trap answer it presupposes is shown as the wrong one."""
+    if adversarial is None:
+        truth = f"Gold answer: {gold}"
+    else:
+        truth = ("Gold answer: the conversation does not contain this; a correct reply says it is "
+                 f"not mentioned or not known. A reply asserting '{adversarial}' or any other "
+                 "definite answer is WRONG.")
+    user = f"Question: {question}\n{truth}\nReply to grade: {answer}\n\nReturn the JSON object."
+    return [{"role": "system", "content": _JUDGE_SYSTEM}, {"role": "user", "content": user}]
+
+
+def _gold(p: dict[str, Any]) -> str:
+    g = p.get("gold", "")
+    return str(g[0]) if isinstance(g, list | tuple) and g else str(g or "")
+
+
+def _mean(values: list[float]) -> float:
+    ok = [v for v in values if not math.isnan(v)]
+    return sum(ok) / len(ok) if ok else math.nan
+
+
+class LoCoMoProtocol(Protocol):
+    name = "locomo"
+    version = "1"
+
+    def __init__(self, include_category_5: bool = False, resamples: int = 1000, seed: int = 0):
+        self.include_category_5 = bool(include_category_5)
+        self.resamples = resamples
+        self.seed = seed
+
+    def describe(self) -> dict[str, Any]:
+        return {"protocol": self.name, "version": self.version, "judge_prompt": PROMPT_VERSION,
+                "answer_prompt": ANSWER_PROMPT_VERSION, "include_category_5": self.include_category_5,
+                "category_names": CATEGORY_NAMES}
+
+    def answer_messages(self, question: Question, context_text: str) -> list[dict[str, str]]:
+        user = f"Conversation sessions:\n{context_text}\n\nQuestion: {question.text}\nShort answer:"
+        return [{"role": "system", "content": _ANSWER_SYSTEM}, {"role": "user", "content": user}]
+
+    async def judge(self, question: Question, prediction: dict[str, Any], dataset: Dataset,
+                    judge: ChatModel) -> dict[str, Any]:
+        category = int(question.attrs["category"])
+        adversarial = question.attrs.get("adversarial_answer", "") if category == 5 else None
+        messages = judge_messages(question.text, question.gold[0], prediction["answer"], adversarial)
+        line: dict[str, Any] = {"question_id": question.id, "category": category,
+                                "judge_prompt": PROMPT_VERSION}
+        try:
+            verdict, result = await judge.complete_json(messages, _Verdict, max_tokens=300)
+        except JsonOutputError as exc:
+            return {**line, "judge_error": str(exc), "judge_raw": exc.raw_outputs}
+        return {**line, "label": verdict.label, "correct": int(verdict.label == "CORRECT"),
+                "reasoning": verdict.reasoning, "judge_cached": result.cached}
+
+    # -- metrics ---------------------------------------------------------------------------
+    def scored_rows(self, judgments: list[dict[str, Any]],
+                    predictions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Per question: category, f1, bleu1, judge (NaN if the judge failed), evidence recall."""
+        verdicts = {j["question_id"]: j for j in judgments}
+        rows = []
+        for p in predictions:
+            cat = int(p["category"])
+            gold, answer = _gold(p), str(p.get("answer", ""))
+            j = verdicts.get(p["question_id"], {})
+            rows.append({
+                "question_id": p["question_id"], "category": cat,
+                "f1": locomo_f1(answer, gold, cat), "bleu1": locomo_bleu1(answer, gold, cat),
+                "judge": float(j["correct"]) if "correct" in j else math.nan,
+                "evidence_recall": evidence_recall(p.get("gold_units", []), p.get("context_chapters", [])),
+            })
+        return rows
+
+    def _aggregate(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key in ("f1", "bleu1", "judge", "evidence_recall"):
+            arr = np.array([r[key] for r in rows], dtype=float)
+            out[key] = _mean(arr.tolist())
+            out[f"{key}_std"] = bootstrap_std(len(arr), lambda i, a=arr: _nanmean(a[i]),
+                                              self.resamples, self.seed)
+        out["n"] = len(rows)
+        out["n_judged"] = sum(1 for r in rows if not math.isnan(r["judge"]))
+        return out
+
+    def metrics(self, judgments: list[dict[str, Any]], predictions: list[dict[str, Any]],
+                policy: str | None = None) -> dict[str, Any]:
+        if policy is not None and policy not in POLICIES:
+            raise ValueError(f"LoCoMo scoring policy must be one of {POLICIES}, not {policy!r}")
+        with5 = policy == "categories_1_5" if policy else self.include_category_5
+        rows = self.scored_rows(judgments, predictions)
+        scope = [1, 2, 3, 4, 5] if with5 else [1, 2, 3, 4]
+        cats = sorted({r["category"] for r in rows})
+        failed = [j["question_id"] for j in judgments if "judge_error" in j]
+        prompts = sorted({j.get("judge_prompt", "?") for j in judgments})
+        return {
+            "overall": self._aggregate([r for r in rows if r["category"] in scope]),
+            "categories": {str(c): self._aggregate([r for r in rows if r["category"] == c]) for c in cats},
+            "category_names": dict(CATEGORY_NAMES),
+            "overall_categories": scope,
+            "policy": "categories_1_5" if with5 else "categories_1_4",
+            "judge_prompt": prompts[0] if len(prompts) == 1 else prompts,
+            "n_judge_failed": len(failed), "judge_failed_ids": failed,
+        }
+
+    # -- table -----------------------------------------------------------------------------
+    def table(self, metrics: dict[str, Any], meta: dict[str, Any]) -> str:
+        scope = "-".join(map(str, (metrics["overall_categories"][0], metrics["overall_categories"][-1])))
+        policy = (f"LoCoMo J (judge {metrics['judge_prompt']}), token F1 (stemmed, official "
+                  f"per-category rules), BLEU-1; overall = categories {scope}")
+        names = metrics["category_names"]
+
+        def row(label: str, m: dict[str, Any]) -> str:
+            return (f"| {label} | {m['n']} | {fmt(m['judge'])} ± {fmt(m['judge_std'])} | "
+                    f"{fmt(m['f1'])} ± {fmt(m['f1_std'])} | {fmt(m['bleu1'])} ± {fmt(m['bleu1_std'])} | "
+                    f"{fmt(m['evidence_recall'])} |")
+
+        lines = [provenance_header(meta, policy), "",
+                 f"method: **{meta.get('method', '?')}**; mean context tokens: "
+                 f"{meta.get('mean_context_tokens', '?')}; cost USD: {meta.get('cost_usd', '?')}", "",
+                 "| category | n | J ± std | F1 ± std | BLEU-1 ± std | evidence recall |",
+                 "|---|---|---|---|---|---|"]
+        for c, m in metrics["categories"].items():
+            lines.append(row(f"{c} {names.get(c, '?')}", m))
+        lines.append(row(f"**overall ({scope})**", metrics["overall"]))
+        mapping = ", ".join(f"{k} = {v}" for k, v in names.items())
+        lines += ["", f"Category mapping: {mapping}. Category 5 is correct when the reply says the "
+                  "conversation does not mention it (F1 column: the official substring rule).",
+                  "± = bootstrap std over questions (1000 resamples). Evidence recall = share of the "
+                  "question's evidence sessions present in the context."]
+        if metrics.get("n_judge_failed"):
+            lines.append(f"Judge failed on {metrics['n_judge_failed']} question(s): excluded from J, not scored 0.")
+        return "\n".join(lines) + "\n"
+
+
+def _nanmean(a: np.ndarray) -> float:
+    ok = a[~np.isnan(a)]
+    return float(ok.mean()) if ok.size else math.nan

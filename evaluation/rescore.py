@@ -1,0 +1,36 @@
+"""Recompute a run's metrics.json and results table from its artifacts, with no model call.
+
+    python -m evaluation.rescore RUN_DIR [RUN_DIR ...] [--policy harsh]
+
+Without --policy the run's configured protocol is used, reproducing metrics.json exactly; with
+--policy the numbers go to metrics_<policy>.json and results_<policy>.md beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from harness.run_folder import RunFolder
+from harness.scoring import score_run
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("runs", nargs="+", type=Path, help="run folders (holding judgments.jsonl)")
+    ap.add_argument("--policy", default=None, help="score under another policy (EpBench: lenient|harsh)")
+    args = ap.parse_args(argv)
+    for run_dir in args.runs:
+        if not (run_dir / "config.yaml").exists():
+            print(f"error: {run_dir} is not a run folder (no config.yaml)", file=sys.stderr)
+            return 2
+        metrics = score_run(RunFolder(run_dir), policy=args.policy)
+        name = f"metrics_{args.policy}.json" if args.policy else "metrics.json"
+        print(f"{run_dir}: wrote {name}; overall = {json.dumps(metrics.get('overall'), default=str)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

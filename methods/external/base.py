@@ -1,0 +1,171 @@
+"""ExternalMethod: a baseline that runs as the official package, in its own environment.
+
+The plugin starts one worker per corpus (inside the package's venv), points the package at a
+loopback proxy that serves the framework's own chat model and embedder (so caching, usage and
+cost stay in the framework), indexes once into the corpus' index folder, and asks the worker for
+the package's own retrieval context per question. The harness then answers with the shared
+model. The worker never answers; it returns the context, the chapters it came from (within the
+context cap) and what the package counted itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import hashlib
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from datasets.types import Corpus, Question
+from methods.base import MemoryMethod, Retrieval, Services
+
+from . import envs
+from .proxy import ModelProxy
+from .worker_protocol import WorkerClient, WorkerError
+
+WORKERS = Path(__file__).parent / "workers"
+DONE = "index_done.json"
+
+
+def corpus_fingerprint(corpus: Corpus) -> str:
+    h = hashlib.sha256()
+    for u in corpus.units:
+        h.update(json.dumps([u.id, u.title, u.timestamp, u.text], ensure_ascii=False).encode())
+    return h.hexdigest()[:16]
+
+
+def unit_payload(corpus: Corpus) -> list[dict[str, Any]]:
+    """Units as the worker sees them: id, title and text, in corpus order."""
+    out = []
+    for u in corpus.units:
+        title = u.title or f"Session {u.id}"
+        if u.timestamp:
+            title += f" ({u.timestamp})"
+        out.append({"id": u.id, "title": title, "text": u.text, "position": u.position})
+    return out
+
+
+@dataclass
+class WorkerIndex:
+    """What build_index returns: the corpus and the live worker holding its index."""
+
+    corpus: Corpus
+    worker: WorkerClient
+    info: dict[str, Any]
+
+
+class ExternalMethod(MemoryMethod):
+    """Subclasses name their environment and the package settings that define the index."""
+
+    env_name: ClassVar[str] = ""
+
+    def __init__(self, services: Services, name: str | None = None, setup: str = "auto",
+                 chat_alias: str = "gpt-4o", embedding_alias: str = "text-embedding-3-small",
+                 index_timeout_s: float | None = None, retrieve_timeout_s: float | None = 1800.0):
+        super().__init__(services, name)
+        if setup not in {"auto", "require"}:
+            raise ValueError("setup must be 'auto' (create the environment if missing) or 'require'")
+        self.setup = setup
+        self.chat_alias = chat_alias
+        self.embedding_alias = embedding_alias
+        self.index_timeout_s = index_timeout_s
+        self.retrieve_timeout_s = retrieve_timeout_s
+        self._proxy: ModelProxy | None = None
+        self._job_lock: asyncio.Lock | None = None
+        self._workers: list[WorkerClient] = []
+
+    # -- what subclasses provide ----------------------------------------------------------
+    def settings(self) -> dict[str, Any]:
+        """The package settings sent to the worker (the paper's Tables 7-9)."""
+        return {}
+
+    def params(self) -> dict[str, Any]:
+        return {"package_env": f"{self.env_name}-{envs.SPECS[self.env_name].fingerprint()}",
+                "chat_alias": self.chat_alias, "embedding_alias": self.embedding_alias,
+                **self.settings()}
+
+    # -- plumbing ---------------------------------------------------------------------------
+    def _env(self) -> Path:
+        path = envs.find_env(self.env_name)
+        if path is not None:
+            return path
+        if self.setup == "require":
+            from model_access.errors import ConfigError
+
+            raise ConfigError(f"The {self.env_name} environment is not set up: run "
+                              f"`python scripts/setup_baselines.py {self.env_name}`.")
+        return envs.ensure_env(self.env_name, log=lambda m: print(m, file=sys.stderr, flush=True))
+
+    def _proxy_url(self) -> str:
+        if self._proxy is None:
+            self._proxy = ModelProxy(self.services.indexer, self.services.embedder)
+            self._proxy.start()
+        return self._proxy.base_url
+
+    async def _job(self, index: WorkerIndex | WorkerClient, op: str, payload: dict[str, Any],
+                   timeout_s: float | None) -> dict[str, Any]:
+        """One job at a time per method: the proxy attributes calls to the job that is running."""
+        worker = index.worker if isinstance(index, WorkerIndex) else index
+        if self._job_lock is None:
+            self._job_lock = asyncio.Lock()
+        async with self._job_lock:
+            assert self._proxy is not None
+            self._proxy.context = contextvars.copy_context()
+            try:
+                return await worker.acall(op, payload, timeout_s)
+            finally:
+                self._proxy.context = None
+
+    async def build_index(self, corpus: Corpus) -> WorkerIndex:
+        env_path = self._env()
+        store = self.services.store(corpus.id)
+        folder = store.path("package")
+        folder.mkdir(parents=True, exist_ok=True)
+        url = self._proxy_url()
+        worker = WorkerClient(
+            self.env_name, envs.env_python(env_path), WORKERS / envs.SPECS[self.env_name].worker,
+            envs.worker_env(env_path, {}), cwd=store.path("cwd"), log_path=store.path("worker.log"))
+        self._workers.append(worker)
+        opened = await self._job(worker, "open", {
+            "index_dir": str(folder), "settings": self.settings(),
+            "llm": {"base_url": url, "model": self.chat_alias,
+                    "max_tokens": getattr(self.services.indexer, "max_tokens", None)},
+            "embedding": {"base_url": url, "model": self.embedding_alias}}, 600)
+        fingerprint = corpus_fingerprint(corpus)
+        done = store.load_json(DONE) if store.exists(DONE) else None
+        if done and done.get("corpus") == fingerprint:
+            reply = await self._job(worker, "load", {"units": unit_payload(corpus)}, 600)
+            info = {**done, "reused": True, "load_seconds": reply.get("seconds")}
+        else:
+            reply = await self._job(worker, "index", {"units": unit_payload(corpus)}, self.index_timeout_s)
+            info = {"corpus": fingerprint, "units": len(corpus.units), "seconds": reply.get("seconds"),
+                    "package": opened["result"], "index": reply["result"]}
+            store.save_json(DONE, info)
+            info = {**info, "reused": False}
+        return WorkerIndex(corpus, worker, info)
+
+    async def retrieve(self, index: WorkerIndex, question: Question) -> Retrieval:
+        cap = self.services.cap.max_units
+        reply = await self._job(index, "retrieve", {"question": question.text, "question_id": question.id,
+                                                    "max_units": cap}, self.retrieve_timeout_s)
+        res = reply["result"]
+        units = list(dict.fromkeys(res.get("units") or []))
+        known = {u.id for u in index.corpus.units}
+        unknown = [u for u in units if u not in known]
+        if unknown:
+            raise WorkerError(f"{self.env_name} worker named units not in corpus {index.corpus.id}: {unknown[:5]}")
+        extras = {"package": self.env_name, "worker_seconds": reply.get("seconds"),
+                  **{k: v for k, v in res.items() if k not in {"context_text", "units"}}}
+        return Retrieval(res["context_text"], units, extras)
+
+    def close(self) -> None:
+        """Stop the workers and the proxy (also done at exit by finalizers)."""
+        for w in self._workers:
+            w.close()
+        self._workers.clear()
+        if self._proxy is not None:
+            self._proxy.close()
+            self._proxy = None

@@ -1,0 +1,237 @@
+"""One managed virtual environment per baseline package, created once, found by a hash of its pins.
+
+The three official packages cannot share an environment (GraphRAG pins openai < 3 through
+litellm, HippoRAG2's published pins cannot be installed, LightRAG wants openai it does not
+declare), so each gets its own venv under $MEMEVAL_HOME/envs/<name>-<hash>. The hash covers the
+lock file, the no-deps extras, the stand-in modules and the Python version, so changing any pin
+creates a fresh environment instead of mutating one in place. A file lock makes concurrent
+setups wait for each other, and a marker written last says the environment is complete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).parent
+LOCKS = HERE / "locks"
+MARKER = ".memeval_env.json"
+
+# HippoRAG imports vllm at module level but never uses it with API models; this stand-in makes
+# the import succeed and fails loudly if anything actually tries to run vLLM.
+VLLM_STANDIN = '''"""Stand-in for vllm (installed by memeval): HippoRAG imports it, API models never use it."""
+
+
+class _Unavailable:
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("vllm is a stand-in in this environment; use an OpenAI-compatible endpoint")
+
+
+class LLM(_Unavailable):
+    pass
+
+
+class SamplingParams(_Unavailable):
+    pass
+'''
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """What one baseline environment holds."""
+
+    name: str
+    lock: str  # file under locks/: every distribution pinned (pip freeze of a working install)
+    no_deps: tuple[str, ...] = ()  # installed afterwards with --no-deps (unsatisfiable metadata)
+    standins: dict[str, str] = field(default_factory=dict)  # top-level module -> source
+    worker: str = ""  # script under workers/
+    probe: str = ""  # module whose import proves the environment works
+
+    def lock_text(self) -> str:
+        return (LOCKS / self.lock).read_text(encoding="utf-8")
+
+    def fingerprint(self) -> str:
+        blob = json.dumps({"lock": self.lock_text(), "no_deps": self.no_deps,
+                           "standins": self.standins, "python": sys.version_info[:2]},
+                          sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+SPECS: dict[str, EnvSpec] = {
+    "graphrag": EnvSpec("graphrag", "graphrag.txt", worker="graphrag_worker.py", probe="graphrag"),
+    "lightrag": EnvSpec("lightrag", "lightrag.txt", worker="lightrag_worker.py", probe="lightrag"),
+    "hipporag2": EnvSpec("hipporag2", "hipporag2.txt",
+                         no_deps=("hipporag==2.0.0a4", "gritlm==1.0.2"),
+                         standins={"vllm": VLLM_STANDIN}, worker="hipporag2_worker.py",
+                         probe="hipporag"),
+}
+
+
+class EnvSetupError(RuntimeError):
+    """An environment could not be created; the message carries pip's last output."""
+
+
+def memeval_home() -> Path:
+    return Path(os.environ.get("MEMEVAL_HOME") or Path.home() / ".cache" / "memeval")
+
+
+def env_dir(name: str) -> Path:
+    spec = SPECS[name]
+    return memeval_home() / "envs" / f"{name}-{spec.fingerprint()}"
+
+
+def env_python(path: Path) -> Path:
+    return path / "bin" / "python"
+
+
+def find_env(name: str) -> Path | None:
+    """The ready environment for `name`, or None if setup has not completed."""
+    path = env_dir(name)
+    return path if (path / MARKER).exists() else None
+
+
+def env_info(name: str) -> dict[str, Any] | None:
+    path = find_env(name)
+    return json.loads((path / MARKER).read_text()) if path else None
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _run(cmd: list[str], log: Path, cwd: Path, env: dict[str, str] | None = None) -> None:
+    with open(log, "a", encoding="utf-8") as fh:
+        fh.write("$ " + " ".join(cmd) + "\n")
+        fh.flush()
+        rc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=cwd,
+                            env=env or _pip_env(), check=False).returncode
+    if rc != 0:
+        lines = [ln for ln in log.read_text(errors="replace").splitlines()
+                 if not ln.startswith("WARNING: Location")]
+        raise EnvSetupError(f"command failed ({rc}): {' '.join(cmd)}\n" + "\n".join(lines[-25:]))
+
+
+def _pip_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    env.pop("VIRTUAL_ENV", None)
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    return env
+
+
+def _base_python() -> str:
+    """The interpreter behind the framework's venv (a venv made from a venv's python nests oddly)."""
+    return getattr(sys, "_base_executable", None) or sys.executable
+
+
+def dir_size(path: Path) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for f in files:
+            with contextlib.suppress(OSError):
+                total += (Path(root) / f).lstat().st_size
+    return total
+
+
+def ensure_env(name: str, log=print) -> Path:  # noqa: ANN001 - any print-like callable
+    """Create the environment if needed (once, under a file lock) and return its folder."""
+    if name not in SPECS:
+        raise KeyError(f"unknown baseline environment {name!r}; known: {sorted(SPECS)}")
+    spec = SPECS[name]
+    path = env_dir(name)
+    with _file_lock(path.with_suffix(".lock")):
+        if (path / MARKER).exists():
+            return path
+        if path.exists():
+            shutil.rmtree(path)  # an interrupted setup: start over
+        t0 = time.perf_counter()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        setup_log = path.parent / f"{path.name}.setup.log"
+        setup_log.write_text("")
+        log(f"[envs] creating {path} (log: {setup_log})")
+        _run([_base_python(), "-m", "venv", str(path)], setup_log, path.parent)
+        py = str(env_python(path))
+        pip = [py, "-m", "pip", "install", "--no-input", "--progress-bar", "off"]
+        _run([*pip, "-r", str(LOCKS / spec.lock)], setup_log, path.parent)
+        if spec.no_deps:
+            _run([*pip, "--no-deps", "--pre", *spec.no_deps], setup_log, path.parent)
+        if spec.standins:
+            site = Path(subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                       capture_output=True, text=True, check=True).stdout.strip())
+            for module, source in spec.standins.items():
+                (site / module).mkdir(exist_ok=True)
+                (site / module / "__init__.py").write_text(source, encoding="utf-8")
+        if spec.probe:  # imported exactly as a worker would be: clean env, empty folder
+            home = path / "home"
+            home.mkdir(exist_ok=True)
+            _run([py, "-c", f"import {spec.probe}"], setup_log, home, worker_env(path, {}))
+        seconds = round(time.perf_counter() - t0, 1)
+        info = {"name": name, "fingerprint": spec.fingerprint(), "setup_seconds": seconds,
+                "size_bytes": dir_size(path), "python": list(sys.version_info[:3]),
+                "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        (path / MARKER).write_text(json.dumps(info, indent=1))
+        log(f"[envs] {name} ready in {seconds}s")
+        return path
+
+
+def offline_tiktoken_dir() -> Path:
+    """The framework's offline tiktoken cache (o200k_base and cl100k_base), for every worker."""
+    from model_access.tokenizer import install_offline_encoding
+
+    install_offline_encoding("cl100k_base")
+    return install_offline_encoding("o200k_base")
+
+
+def worker_env(path: Path, extra: dict[str, str]) -> dict[str, str]:
+    """A clean environment: nothing inherited that a package might read as a setting.
+
+    The packages read many defaults from environment variables (LightRAG: TOP_K, MAX_ASYNC, ...;
+    GraphRAG: GRAPHRAG_*; litellm: proxies and price-map fetching), so workers start from an
+    empty environment plus the offline switches and whatever the caller passes explicitly.
+    """
+    home = path / "home"
+    home.mkdir(exist_ok=True)
+    env = {
+        "PATH": f"{path / 'bin'}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TMPDIR": os.environ.get("TMPDIR", "/tmp"),
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "LITELLM_TELEMETRY": "False",
+        "DO_NOT_TRACK": "1",
+        "ANONYMIZED_TELEMETRY": "False",
+        "TIKTOKEN_CACHE_DIR": str(offline_tiktoken_dir()),
+        "OPENAI_API_KEY": "sk-memeval-local-proxy",  # the packages insist on one; the proxy ignores it
+        "NO_PROXY": "127.0.0.1,localhost",
+        "no_proxy": "127.0.0.1,localhost",
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2"),
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    env.update(extra)
+    return env

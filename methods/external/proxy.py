@@ -1,0 +1,235 @@
+"""A caching, counting OpenAI-compatible endpoint on loopback for the baseline packages.
+
+The packages call their LLM and embedder themselves. Pointing them here routes every call
+through the framework's ChatModel and Embedder, so the shared response cache (a rerun makes zero
+new calls), the usage ledger (per stage, per question) and cost accounting stay in one place.
+Requests are served by threads but executed on one private event loop, each inside the
+contextvars of the framework job that caused it (its stage and its per-question call sink).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import concurrent.futures
+import contextvars
+import copy
+import json
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import numpy as np
+
+from model_access.chat import ChatModel
+from model_access.embed import Embedder
+from model_access.usage import current_stage
+
+
+def _private_copy(component: Any) -> Any:
+    """Same cache, ledger and settings; its own client bound to the proxy's event loop."""
+    clone = copy.copy(component)
+    for attr in ("_client", "_sem", "_loop"):
+        if hasattr(clone, attr):
+            setattr(clone, attr, None)
+    return clone
+
+
+def _text_of(content: Any) -> str:
+    """Message content as one string (OpenAI also allows a list of typed parts)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+    return str(content)
+
+
+class ModelProxy:
+    """`/v1/chat/completions` and `/v1/embeddings` backed by framework components."""
+
+    def __init__(self, chat: ChatModel, embedder: Embedder, host: str = "127.0.0.1"):
+        self.chat = _private_copy(chat)
+        self.embedder = _private_copy(embedder)
+        self.host = host
+        self.context: contextvars.Context | None = None  # set by the job that is running
+        self.counts = {"chat": 0, "embeddings": 0, "errors": 0}
+        self._counts_lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._threads: list[threading.Thread] = []
+
+    @property
+    def base_url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError("ModelProxy is not started")
+        return f"http://{self.host}:{self._httpd.server_address[1]}/v1"
+
+    def start(self) -> str:
+        if self._httpd is not None:
+            return self.base_url
+        self._loop = asyncio.new_event_loop()
+        t_loop = threading.Thread(target=self._loop.run_forever, name="proxy-loop", daemon=True)
+        t_loop.start()
+        self._httpd = ThreadingHTTPServer((self.host, 0), _make_handler(self))
+        self._httpd.daemon_threads = True
+        t_http = threading.Thread(target=self._httpd.serve_forever, name="proxy-http", daemon=True)
+        t_http.start()
+        self._threads = [t_loop, t_http]
+        return self.base_url
+
+    def close(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            for t in self._threads:
+                t.join(timeout=5)
+            self._loop.close()
+            self._loop = None
+
+    def bump(self, key: str) -> None:
+        with self._counts_lock:
+            self.counts[key] += 1
+
+    def run(self, make: Callable[[], Awaitable[Any]]) -> Any:
+        """Run a coroutine on the proxy loop inside the current job's context; block for it."""
+        assert self._loop is not None
+        ctx = (self.context or contextvars.copy_context()).copy()
+        done: concurrent.futures.Future = concurrent.futures.Future()
+
+        def start() -> None:
+            task = self._loop.create_task(make(), context=ctx)
+
+            def finish(t: asyncio.Task) -> None:
+                if t.cancelled():
+                    done.cancel()
+                elif t.exception() is not None:
+                    done.set_exception(t.exception())
+                else:
+                    done.set_result(t.result())
+
+            task.add_done_callback(finish)
+
+        self._loop.call_soon_threadsafe(start)
+        return done.result()
+
+    # -- the two operations ----------------------------------------------------------------
+    def chat_completion(self, req: dict[str, Any]) -> dict[str, Any]:
+        messages = [{"role": str(m.get("role", "user")), "content": _text_of(m.get("content"))}
+                    for m in req.get("messages") or []]
+        max_tokens = req.get("max_completion_tokens") or req.get("max_tokens")
+        fmt = req.get("response_format")
+        result = self.run(lambda: self.chat.complete(
+            messages, max_tokens=int(max_tokens) if max_tokens else None, response_format=fmt))
+        self.bump("chat")
+        return {
+            "id": f"memeval-{int(time.time() * 1000)}", "object": "chat.completion",
+            "created": int(time.time()), "model": req.get("model") or self.chat.model,
+            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                         "message": {"role": "assistant", "content": result.text}}],
+            "usage": {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens,
+                      "total_tokens": result.prompt_tokens + result.completion_tokens},
+        }
+
+    def embeddings(self, req: dict[str, Any]) -> dict[str, Any]:
+        raw = req.get("input")
+        texts = [raw] if isinstance(raw, str) else raw
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            raise ValueError("'input' must be a string or a list of strings (token arrays are not supported)")
+
+        # Index-time calls embed documents; retrieval-time calls embed queries (Voyage cares).
+        def make() -> Awaitable[np.ndarray]:
+            kind = "query" if current_stage() == "retrieve" else "document"
+            return self.embedder.embed(texts, kind)
+
+        vecs = self.run(make) if texts else np.zeros((0, 0), dtype=np.float32)
+        self.bump("embeddings")
+        counter = getattr(self.embedder, "count_tokens", None)
+        tokens = int(counter(texts)) if callable(counter) and texts else sum(len(t.split()) for t in texts)
+        b64 = req.get("encoding_format") == "base64"
+        data = []
+        for i, v in enumerate(np.asarray(vecs, dtype=np.float32)):
+            emb: Any = base64.b64encode(v.astype("<f4").tobytes()).decode("ascii") if b64 else v.tolist()
+            data.append({"object": "embedding", "index": i, "embedding": emb})
+        return {"object": "list", "data": data, "model": req.get("model") or self.embedder.model,
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+
+
+def _make_handler(proxy: ModelProxy) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _send(self, status: int, body: dict[str, Any]) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _send_stream(self, reply: dict[str, Any], include_usage: bool) -> None:
+            """A complete answer as one SSE chunk, for clients that asked to stream."""
+            base = {k: reply[k] for k in ("id", "created", "model")}
+            text = reply["choices"][0]["message"]["content"]
+            events = [{**base, "object": "chat.completion.chunk", "choices": [
+                          {"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}]},
+                      {**base, "object": "chat.completion.chunk", "choices": [
+                          {"index": 0, "delta": {}, "finish_reason": "stop"}]}]
+            if include_usage:
+                events.append({**base, "object": "chat.completion.chunk", "choices": [],
+                               "usage": reply["usage"]})
+            body = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+            data = body.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server API
+            if self.path.rstrip("/").endswith("/models"):
+                self._send(200, {"object": "list", "data": [
+                    {"id": proxy.chat.model, "object": "model", "owned_by": "memeval"},
+                    {"id": proxy.embedder.model, "object": "model", "owned_by": "memeval"}]})
+            else:
+                self._send(200, {"status": "ok"})
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server API
+            path = self.path.split("?")[0].rstrip("/")
+            try:
+                req = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+            except ValueError as exc:
+                self._send(400, {"error": {"message": f"bad JSON: {exc}", "type": "invalid_request_error"}})
+                return
+            try:
+                if path.endswith("/chat/completions"):
+                    reply = proxy.chat_completion(req)
+                    if req.get("stream"):
+                        opts = req.get("stream_options") or {}
+                        self._send_stream(reply, bool(opts.get("include_usage")))
+                        return
+                elif path.endswith("/embeddings"):
+                    reply = proxy.embeddings(req)
+                else:
+                    self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+                    return
+            except ValueError as exc:
+                proxy.bump("errors")
+                self._send(400, {"error": {"message": str(exc), "type": "invalid_request_error"}})
+                return
+            except Exception as exc:  # the package sees an API error and applies its own policy
+                proxy.bump("errors")
+                self._send(502, {"error": {"message": f"{type(exc).__name__}: {exc}", "type": "upstream_error"}})
+                return
+            self._send(200, reply)
+
+    return Handler

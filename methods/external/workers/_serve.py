@@ -1,0 +1,75 @@
+"""Worker side of the JSON-lines protocol (standard library only: runs in every baseline env).
+
+The protocol channel is a private duplicate of the original stdout; file descriptor 1 is then
+pointed at stderr, so whatever a package prints (Python or C level) lands in the log instead of
+corrupting the protocol. One event loop lives as long as the worker, because the packages keep
+loop-bound state (locks, clients, storages) between indexing and querying.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+Handler = Callable[[dict[str, Any]], Any]
+
+
+def log(*parts: object) -> None:
+    print("[worker]", *parts, file=sys.stderr, flush=True)
+
+
+def serve(handlers: dict[str, Handler]) -> None:
+    """Answer jobs from stdin until 'shutdown' or end of input."""
+    channel = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    for raw in sys.stdin:
+        if not raw.strip():
+            continue
+        msg = json.loads(raw)
+        op = msg.get("op")
+        t0 = time.perf_counter()
+        if op == "shutdown":
+            channel.write(json.dumps({"id": msg.get("id"), "ok": True, "result": {}}) + "\n")
+            break
+        try:
+            if op == "ping":
+                result: Any = {"python": sys.version.split()[0], "pid": os.getpid()}
+            elif op not in handlers:
+                raise KeyError(f"unknown op {op!r}; this worker knows {sorted(handlers)}")
+            else:
+                result = handlers[op](msg.get("payload") or {})
+                if inspect.isawaitable(result):
+                    result = loop.run_until_complete(result)
+            reply = {"id": msg.get("id"), "ok": True, "result": result,
+                     "seconds": round(time.perf_counter() - t0, 3)}
+        except Exception as exc:  # every failure goes back to the framework with its traceback
+            tb = traceback.format_exc()
+            log(f"op {op} failed:\n{tb}")
+            reply = {"id": msg.get("id"), "ok": False, "error": f"{type(exc).__name__}: {exc}",
+                     "traceback": tb, "seconds": round(time.perf_counter() - t0, 3)}
+        channel.write(json.dumps(reply, ensure_ascii=False, default=str) + "\n")
+        channel.flush()
+    closer = handlers.get("close")
+    if closer is not None:
+        try:
+            out = closer({})
+            if inspect.isawaitable(out):
+                loop.run_until_complete(out)
+        except Exception:
+            log("close failed:\n" + traceback.format_exc())
+    loop.close()
+
+
+def chapters_in_order(unit_ids: list[str]) -> list[str]:
+    """Distinct unit ids in first-seen order."""
+    return list(dict.fromkeys(u for u in unit_ids if u))

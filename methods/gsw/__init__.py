@@ -1,0 +1,1 @@
+"""GSW, the Generative Semantic Workspace (Operator + Reconciler + entity-summary QA)."""

@@ -1,0 +1,273 @@
+"""GSW (Generative Semantic Workspace) as a MemoryMethod: `method=gsw`.
+
+Index: per chapter, coreference rewrite -> 3-sentence chunks -> (situating context) -> Operator
+-> space-time coupling -> Reconciler (chunks in order; per chapter or across the book) ->
+entity summaries per (chapter, entity). Each chapter's workspace is saved as JSON (plus a text
+and a DOT rendering) as soon as it is finished, so an interrupted index resumes from the last
+finished chapter; every model call is cached as well. Retrieve: question entities -> matching
+-> rerank -> entries from at most `cap` chapters -> the shared model answers from them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from datasets.types import Corpus, Question, Unit
+from model_access.errors import JsonOutputError
+
+from ..base import IndexStore, MemoryMethod, Retrieval, Services
+from .operator import OperatorStages, StageSettings, outputs_of
+from .prompts import PROMPT_VERSION, ner_messages
+from .qa import Entry, NameMatcher, entries_from, format_context, rank, select
+from .reconciler import Reconciler, chunk_workspace
+from .render import to_dot
+from .schemas import QuestionEntities
+from .summaries import entities_by_chapter, summarise
+from .workspace import ChunkRecord, Workspace, render_text, verbs_by_entity
+
+
+@dataclass
+class GSWIndex:
+    corpus: Corpus
+    entries: list[Entry]
+    matcher: NameMatcher
+    titles: dict[str, str]
+    vectors: np.ndarray | None = None  # one row per entry (summary or verb-phrase text)
+    name_vectors: np.ndarray | None = None  # ner_embedding: one row per distinct name
+    name_entries: list[list[int]] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+class GSW(MemoryMethod):
+    def __init__(self, services: Services, name: str | None = None, *,
+                 chunk_sentences: int = 3, chunk_overlap: int = 0, coreference: bool = True,
+                 situating_context: bool = False, space_time: bool = True, reconcile_scope: str = "chapter",
+                 entity_resolution: str = "exact", er_candidates: int = 3, er_threshold: float = 0.8,
+                 forward_falling: bool = True, ff_max_questions: int = 12, ff_window: int = 50,
+                 summary_min_mentions: int = 1, max_chapters: int | None = None,
+                 max_concurrent_chapters: int = 8, write_renderings: bool = True,
+                 coref_max_tokens: int = 2048, situate_max_tokens: int = 120, operator_max_tokens: int = 1500,
+                 spacetime_max_tokens: int = 1000, ff_max_tokens: int = 500, summary_max_tokens: int = 500,
+                 qa_input: str = "summaries", match: str = "string", rerank: bool = True,
+                 match_top_k: int = 20, ner_match_threshold: float = 0.8, ner_match_top_k: int = 5,
+                 max_entries: int | None = None, ner_max_tokens: int = 200):
+        super().__init__(services, name)
+        checks = {"reconcile_scope": (reconcile_scope, {"chapter", "global"}),
+                  "entity_resolution": (entity_resolution, {"exact", "embedding_llm"}),
+                  "qa_input": (qa_input, {"summaries", "verb_phrases"}),
+                  "match": (match, {"string", "embedding", "ner_embedding"})}
+        for key, (value, allowed) in checks.items():
+            if value not in allowed:
+                raise ValueError(f"gsw {key} must be one of {sorted(allowed)}, not {value!r}")
+        self.settings = StageSettings(chunk_sentences, chunk_overlap, coreference, situating_context, space_time,
+                                      coref_max_tokens, 0.6, situate_max_tokens, operator_max_tokens,
+                                      spacetime_max_tokens)
+        self.space_time = space_time
+        self.reconcile_scope = reconcile_scope
+        self.recon_kw = {"resolution": entity_resolution, "er_candidates": er_candidates,
+                         "er_threshold": er_threshold, "forward_falling": forward_falling,
+                         "ff_max_questions": ff_max_questions, "ff_window": ff_window,
+                         "ff_max_tokens": ff_max_tokens, "space_time": space_time}
+        self.summary_min_mentions = summary_min_mentions
+        self.summary_max_tokens = summary_max_tokens
+        self.max_chapters = max_chapters
+        self.max_concurrent_chapters = max_concurrent_chapters
+        self.write_renderings = write_renderings
+        self.qa_input, self.match, self.rerank = qa_input, match, rerank
+        self.match_top_k, self.max_entries = match_top_k, max_entries
+        self.ner_match_threshold, self.ner_match_top_k = ner_match_threshold, ner_match_top_k
+        self.ner_max_tokens = ner_max_tokens
+
+    def params(self) -> dict[str, Any]:
+        """What defines the index (QA settings do not: ablations of retrieval share one index)."""
+        return {"prompt_version": PROMPT_VERSION, **vars(self.settings), "reconcile_scope": self.reconcile_scope,
+                **self.recon_kw, "summary_min_mentions": self.summary_min_mentions,
+                "summary_max_tokens": self.summary_max_tokens, "max_chapters": self.max_chapters}
+
+    @property
+    def llm(self) -> Any:
+        return self.services.indexer
+
+    def _reconciler(self, ws: Workspace) -> Reconciler:
+        return Reconciler(ws, llm=self.llm, embedder=self.services.embedder, **self.recon_kw)
+
+    # -- indexing --------------------------------------------------------------------------
+    async def build_index(self, corpus: Corpus) -> GSWIndex:
+        store = self.services.store(corpus.id)
+        units = list(corpus.units[:self.max_chapters] if self.max_chapters else corpus.units)
+        positions = {u.id: u.position for u in corpus.units}
+        stats: Counter[str] = Counter()
+        if self.reconcile_scope == "chapter":
+            entries = await self._index_chapters(units, store, positions, stats)
+        else:
+            entries = await self._index_global(units, store, positions, stats)
+        index = await self._qa_index(corpus, entries, dict(stats))
+        store.save_json("index_stats.json", index.stats)
+        return index
+
+    async def _index_chapters(self, units: list[Unit], store: IndexStore, positions: dict[str, int],
+                              stats: Counter[str]) -> list[Entry]:
+        sem = asyncio.Semaphore(self.max_concurrent_chapters)
+
+        async def one(u: Unit) -> list[Entry]:
+            name = f"chapters/{u.id}"
+            if store.exists(f"{name}.json"):
+                ws = Workspace.from_json(store.load_json(f"{name}.json"))
+                stats["chapters_resumed"] += 1
+            else:
+                async with sem:
+                    ws = await self._chapter(u)
+                self._save(store, name, ws)
+            _count(ws, stats)
+            return entries_from(ws, positions, self.space_time)
+
+        per_chapter = await asyncio.gather(*(one(u) for u in units))
+        return [e for chunk in per_chapter for e in chunk]
+
+    async def _chapter(self, u: Unit) -> Workspace:
+        """One chapter, start to finish: extraction, reconciliation, summaries."""
+        extracted, coref = await OperatorStages(self.llm, self.settings).extract(u)
+        ws = Workspace(scope=u.id, chapters=[u.id], meta={"coref": coref, "title": u.title or u.id})
+        rec = self._reconciler(ws)
+        for record, op, st in extracted:
+            await rec.add(chunk_workspace(record, op, st))
+        ws.meta["reconciler"] = rec.stats
+        ws.meta["summaries"] = await summarise(self.llm, ws, u.id, u.title or u.id,
+                                               min_mentions=self.summary_min_mentions,
+                                               space_time=self.space_time, max_tokens=self.summary_max_tokens)
+        return ws
+
+    async def _index_global(self, units: list[Unit], store: IndexStore, positions: dict[str, int],
+                            stats: Counter[str]) -> list[Entry]:
+        """One workspace across the book: extraction per chapter (saved, resumable), then one
+        reconciliation pass in story order, then summaries per (chapter, entity)."""
+        final = "global/workspace.json"
+        if store.exists(final):
+            ws = Workspace.from_json(store.load_json(final))
+            stats["chapters_resumed"] += len(units)
+        else:
+            sem = asyncio.Semaphore(self.max_concurrent_chapters)
+
+            async def extract(u: Unit) -> tuple[list[ChunkRecord], str]:
+                name = f"extract/{u.id}.json"
+                if store.exists(name):
+                    data = store.load_json(name)
+                    return [ChunkRecord.model_validate(c) for c in data["chunks"]], data["coref"]
+                async with sem:
+                    extracted, coref = await OperatorStages(self.llm, self.settings).extract(u)
+                records = [r for r, _, _ in extracted]
+                store.save_json(name, {"coref": coref, "chunks": [r.model_dump(mode="json") for r in records]})
+                return records, coref
+
+            per_chapter = await asyncio.gather(*(extract(u) for u in units))
+            ws = Workspace(scope="global", meta={"coref": {u.id: c for u, (_, c) in zip(units, per_chapter,
+                                                                                         strict=True)}})
+            rec = self._reconciler(ws)
+            for records, _ in per_chapter:
+                for r in records:
+                    op, st = outputs_of(r)
+                    await rec.add(chunk_workspace(r, op, st))
+            ws.meta["reconciler"] = rec.stats
+            vbe, by_chapter = verbs_by_entity(ws), entities_by_chapter(ws)
+            counts = await asyncio.gather(*(summarise(
+                self.llm, ws, u.id, u.title or u.id, min_mentions=self.summary_min_mentions,
+                space_time=self.space_time, max_tokens=self.summary_max_tokens, vbe=vbe, by_chapter=by_chapter)
+                for u in units))
+            ws.meta["summaries"] = dict(sum((Counter(c) for c in counts), Counter()))
+            self._save(store, "global/workspace", ws)
+        _count(ws, stats)
+        return entries_from(ws, positions, self.space_time)
+
+    def _save(self, store: IndexStore, name: str, ws: Workspace) -> None:
+        if self.write_renderings:
+            store.path(f"{name}.txt").write_text(render_text(ws), encoding="utf-8")
+            store.path(f"{name}.dot").write_text(to_dot(ws), encoding="utf-8")
+        store.save_json(f"{name}.json", ws.to_json())  # last: its presence means "finished"
+
+    async def _qa_index(self, corpus: Corpus, entries: list[Entry], stats: dict[str, Any]) -> GSWIndex:
+        matcher = NameMatcher()
+        for i, e in enumerate(entries):
+            matcher.add(i, e.names)
+        index = GSWIndex(corpus, entries, matcher, {u.id: u.title or u.id for u in corpus.units}, stats=stats)
+        emb = self.services.embedder
+        if entries and (self.rerank or self.match == "embedding"):
+            texts = [(e.verbs_text if self.qa_input == "verb_phrases" else e.summary) or e.name for e in entries]
+            index.vectors = await emb.embed(texts, "document")
+        if entries and self.match == "ner_embedding":
+            owners: dict[str, list[int]] = {}
+            for i, e in enumerate(entries):
+                for n in dict.fromkeys(e.names):
+                    owners.setdefault(n, []).append(i)
+            index.name_vectors = await emb.embed(list(owners), "document")
+            index.name_entries = list(owners.values())
+        stats["entries"] = len(entries)
+        return index
+
+    # -- retrieval -------------------------------------------------------------------------
+    async def _question_entities(self, text: str) -> tuple[list[str], bool]:
+        try:
+            out, _ = await self.llm.complete_json(ner_messages(text), QuestionEntities, max_tokens=self.ner_max_tokens)
+        except JsonOutputError:
+            return [], False
+        return [e for e in dict.fromkeys(x.strip() for x in out.entities) if e], True
+
+    async def retrieve(self, index: GSWIndex, question: Question) -> Retrieval:
+        cap = self.services.cap.max_units
+        extras: dict[str, Any] = {"match": self.match, "rerank": self.rerank, "qa_input": self.qa_input}
+        emb = self.services.embedder
+        need_q = self.rerank or self.match == "embedding"
+        qv = (await emb.embed([question.text], "query"))[0] if need_q and index.vectors is not None else None
+        sims = index.vectors @ qv if qv is not None and index.vectors is not None else None
+        if self.match == "embedding":
+            cands = [] if sims is None else [int(i) for i in np.argsort(-sims)[:self.match_top_k]]
+            order = rank(cands, index.entries, sims)
+        else:
+            ents, ok = await self._question_entities(question.text)
+            extras["question_entities"] = ents
+            extras["ner_ok"] = ok
+            found: set[int] = set()
+            if self.match == "string":
+                for x in ents:
+                    found |= index.matcher.match(x)
+            elif ents and index.name_vectors is not None:
+                qvs = await emb.embed(ents, "query")
+                name_sims = index.name_vectors @ qvs.T  # [names, question entities]
+                for j in range(len(ents)):
+                    col = name_sims[:, j]
+                    for i in np.argsort(-col)[:self.ner_match_top_k]:
+                        if col[int(i)] >= self.ner_match_threshold:
+                            found.update(index.name_entries[int(i)])
+            cands = sorted(found)
+            order = rank(cands, index.entries, sims if self.rerank else None)
+        chosen = select(order, index.entries, cap, self.max_entries)
+        units = list(dict.fromkeys(index.entries[i].chapter for i in chosen))
+        extras["candidates"] = len(cands)
+        extras["chosen"] = [{"chapter": index.entries[i].chapter, "entity": index.entries[i].name,
+                             "source": index.entries[i].summary_source,
+                             **({"score": round(float(sims[i]), 4)} if sims is not None else {})} for i in chosen]
+        extras["index_failures"] = {k: index.stats.get(k, 0) for k in ("operator_failed", "spacetime_failed")}
+        text = format_context(index.entries, chosen, index.titles, self.qa_input)
+        return Retrieval(text, units, extras)
+
+
+def _count(ws: Workspace, stats: Counter[str]) -> None:
+    """Index statistics: sizes, failures and reconciler activity, summed over workspaces."""
+    stats["chapters"] += len(ws.chapters)
+    stats["chunks"] += len(ws.chunks)
+    for c in ws.chunks:
+        if c.status != "ok":
+            stats[c.status] += 1
+    stats["entities"] += len(ws.entities)
+    stats["verb_phrases"] += len(ws.verbs)
+    stats["space_time_nodes"] += len(ws.nodes)
+    coref = ws.meta.get("coref")
+    for status in (coref.values() if isinstance(coref, dict) else [coref]):
+        stats[f"coref_{status}"] += 1
+    for key in ("reconciler", "summaries"):
+        for k, v in (ws.meta.get(key) or {}).items():
+            stats[k] += int(v)

@@ -1,0 +1,127 @@
+"""The per-chapter LLM stages before reconciliation: coreference rewrite, chunking, optional
+situating context, the Operator, and space-time coupling. Each is its own cached call, so a
+rerun or a resumed index replays them for free. A chunk whose Operator JSON stays invalid after
+the bounded repair loop is kept, marked failed, and counted; the chapter goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from datasets.types import Unit
+from model_access.errors import JsonOutputError
+
+from .prompts import coref_messages, operator_messages, situate_messages, spacetime_messages
+from .schemas import OperatorOutput, SpaceTimeOutput
+from .workspace import ChunkRecord
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences by end punctuation followed by a capitalised start; paragraphs always split."""
+    out: list[str] = []
+    for para in re.split(r"\n\s*\n", text):
+        para = " ".join(para.split())
+        if not para:
+            continue
+        start = 0
+        for m in _SENTENCE_END.finditer(para):
+            out.append(para[start:m.start() + len(m.group(0).rstrip())].strip())
+            start = m.end()
+        if para[start:].strip():
+            out.append(para[start:].strip())
+    return [s for s in out if s]
+
+
+def make_chunks(text: str, size: int = 3, overlap: int = 0) -> list[str]:
+    """Groups of `size` sentences; consecutive groups share `overlap` sentences (0 = none)."""
+    if size < 1 or not 0 <= overlap < size:
+        raise ValueError("chunk_sentences must be >= 1 and 0 <= chunk_overlap < chunk_sentences")
+    sents = split_sentences(text)
+    step = size - overlap
+    chunks = []
+    for i in range(0, len(sents), step):
+        chunks.append(" ".join(sents[i:i + size]))
+        if i + size >= len(sents):
+            break
+    return chunks
+
+
+@dataclass
+class StageSettings:
+    chunk_sentences: int = 3
+    chunk_overlap: int = 0
+    coreference: bool = True
+    situating_context: bool = False
+    space_time: bool = True
+    coref_max_tokens: int = 2048
+    coref_min_ratio: float = 0.6  # a rewrite shorter than this share of the original is refused
+    situate_max_tokens: int = 120
+    operator_max_tokens: int = 1500
+    spacetime_max_tokens: int = 1000
+
+
+class OperatorStages:
+    """Runs the extraction stages of one chapter against one chat model."""
+
+    def __init__(self, llm: Any, settings: StageSettings):
+        self.llm = llm
+        self.s = settings
+
+    async def coref(self, text: str) -> tuple[str, str]:
+        """(text to chunk, status): the rewrite, or the original when the rewrite looks truncated."""
+        if not self.s.coreference:
+            return text, "off"
+        r = await self.llm.complete(coref_messages(text), max_tokens=self.s.coref_max_tokens)
+        out = r.text.strip()
+        if len(out) < self.s.coref_min_ratio * len(text.strip()):
+            return text, "fallback_original"
+        return out, "ok"
+
+    async def situate(self, chapter: str, chunk: str) -> str:
+        if not self.s.situating_context:
+            return ""
+        r = await self.llm.complete(situate_messages(chapter, chunk), max_tokens=self.s.situate_max_tokens)
+        return r.text.strip()
+
+    async def chunk(self, rec: ChunkRecord, chapter_text: str) -> tuple[OperatorOutput | None, SpaceTimeOutput | None]:
+        """Situate, Operator, space-time for one chunk; failures are written into the record."""
+        rec.context = await self.situate(chapter_text, rec.text)
+        try:
+            op, _ = await self.llm.complete_json(operator_messages(rec.text, rec.context), OperatorOutput,
+                                                 max_tokens=self.s.operator_max_tokens)
+        except JsonOutputError as exc:
+            rec.status, rec.error = "operator_failed", str(exc)[:500]
+            return None, None
+        rec.operator = op.model_dump(mode="json")
+        if not self.s.space_time or not op.entities:
+            return op, None
+        try:
+            st, _ = await self.llm.complete_json(
+                spacetime_messages(rec.text, [(e.id, e.name) for e in op.entities]), SpaceTimeOutput,
+                max_tokens=self.s.spacetime_max_tokens)
+        except JsonOutputError as exc:
+            rec.status, rec.error = "spacetime_failed", str(exc)[:500]
+            return op, None
+        rec.space_time = st.model_dump(mode="json")
+        return op, st
+
+    async def extract(self, unit: Unit) -> tuple[list[tuple[ChunkRecord, OperatorOutput | None,
+                                                             SpaceTimeOutput | None]], str]:
+        """All chunks of one chapter with their Operator and space-time output; and coref status."""
+        text, status = await self.coref(unit.text)
+        records = [ChunkRecord(id=f"{unit.id}.{i}", chapter=unit.id, index=i, text=c)
+                   for i, c in enumerate(make_chunks(text, self.s.chunk_sentences, self.s.chunk_overlap))]
+        outs = await asyncio.gather(*(self.chunk(r, text) for r in records))
+        return [(r, op, st) for r, (op, st) in zip(records, outs, strict=True)], status
+
+
+def outputs_of(rec: ChunkRecord) -> tuple[OperatorOutput | None, SpaceTimeOutput | None]:
+    """The validated outputs saved in a chunk record (to re-reconcile without any model call)."""
+    op = OperatorOutput.model_validate(rec.operator) if rec.operator is not None else None
+    st = SpaceTimeOutput.model_validate(rec.space_time) if rec.space_time is not None else None
+    return op, st

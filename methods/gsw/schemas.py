@@ -1,0 +1,91 @@
+"""Pydantic output schemas for every structured GSW call, with every list and string bounded.
+
+Greedy decoding under a JSON grammar can loop on small local models; the bounds appear in the
+JSON schema (maxItems/maxLength, which the grammar enforces) and are also applied by truncation
+before validation, so an over-long reply from an unconstrained model is trimmed, not rejected.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, Field
+
+
+def _truncate(n: int) -> BeforeValidator:
+    return BeforeValidator(lambda v: v[:n] if isinstance(v, (list, str)) else v)
+
+
+def Short(n: int) -> Any:  # noqa: N802 - reads like a type
+    """A string of at most n characters (longer replies are cut)."""
+    return Annotated[str, _truncate(n), Field(max_length=n)]
+
+
+def Bounded(item: Any, n: int) -> Any:  # noqa: N802 - reads like a type
+    """A list of at most n items (longer replies are cut)."""
+    return Annotated[list[item], _truncate(n), Field(max_length=n)]
+
+
+QuestionKind = Literal["who", "whom", "what", "where", "when", "how", "why"]
+
+
+class OpRole(BaseModel):
+    role: Short(80)
+    states: Bounded(Short(80), 5) = Field(default_factory=list)
+
+
+class OpEntity(BaseModel):
+    id: Short(12)
+    name: Short(100)
+    roles: Bounded(OpRole, 4) = Field(default_factory=list)
+
+
+class OpQuestion(BaseModel):
+    kind: QuestionKind
+    question: Short(160)
+    answer_entity_ids: Bounded(Short(12), 6) = Field(default_factory=list)
+    answer_text: Short(160) = ""
+
+
+class OpVerb(BaseModel):
+    phrase: Short(100)
+    questions: Bounded(OpQuestion, 6) = Field(default_factory=list)
+
+
+class OperatorOutput(BaseModel):
+    """One chunk's semantic map: entities with roles and states, verb phrases with valences."""
+
+    entities: Bounded(OpEntity, 24) = Field(default_factory=list)
+    verb_phrases: Bounded(OpVerb, 12) = Field(default_factory=list)
+
+
+class STLink(BaseModel):
+    kind: Literal["space", "time"]
+    value: Short(120)
+    entity_ids: Bounded(Short(12), 16) = Field(default_factory=list)
+
+
+class SpaceTimeOutput(BaseModel):
+    """Groups of entities sharing a place or a time in one chunk."""
+
+    links: Bounded(STLink, 10) = Field(default_factory=list)
+
+
+class FFAnswer(BaseModel):
+    id: Short(8)
+    answer: Short(160) = ""
+    entity_names: Bounded(Short(100), 6) = Field(default_factory=list)
+
+
+class FFAnswers(BaseModel):
+    """Answers to earlier chunks' open (forward-falling) questions from a new chunk."""
+
+    answers: Bounded(FFAnswer, 16) = Field(default_factory=list)
+
+
+class SameEntity(BaseModel):
+    same: bool
+
+
+class QuestionEntities(BaseModel):
+    entities: Bounded(Short(100), 8) = Field(default_factory=list)

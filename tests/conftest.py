@@ -1,0 +1,54 @@
+"""Shared fixtures: the benchmark data folder, the scripted server, and a run.py driver."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).parent))
+
+from scripted_server import ScriptedServer  # noqa: E402
+
+
+def _data_dir() -> Path:
+    for candidate in (os.environ.get("MEMEVAL_DATA"), ROOT / "data", ROOT.parent / "shared" / "data"):
+        if candidate and (Path(candidate) / "epbench").exists():
+            return Path(candidate)
+    pytest.skip("no benchmark data: run `python scripts/fetch_data.py`")
+    raise AssertionError
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    return _data_dir()
+
+
+@pytest.fixture()
+def scripted() -> Iterator[ScriptedServer]:
+    with ScriptedServer() as server:
+        yield server
+
+
+def scripted_overrides(server: ScriptedServer, tmp: Path, data_dir: Path) -> list[str]:
+    """Point the answering model, judge and embedder at the scripted server; isolate all state."""
+    url = server.base_url
+    return [
+        "llm=openai_compatible", f"llm.base_url={url}", "llm.model=scripted-llm",
+        "judge=openai_compatible", f"judge.base_url={url}", "judge.model=scripted-judge",
+        "embedder=openai_compatible", f"embedder.base_url={url}", "embedder.model=hashed-bow",
+        "tracking=none", f"data_dir={data_dir}", f"output_root={tmp / 'runs'}",
+        f"cache_path={tmp / 'cache.sqlite'}",
+    ]
+
+
+def run_cli(args: list[str], env: dict[str, str] | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, "HYDRA_FULL_ERROR": "0", **(env or {})}
+    return subprocess.run([sys.executable, str(ROOT / "run.py"), *args], capture_output=True, text=True,
+                          cwd=ROOT, env=full_env, timeout=timeout)
