@@ -152,3 +152,17 @@ def test_redaction_blanks_secret_values_but_keeps_variable_names() -> None:
     out = redact(cfg)
     assert out["llm"]["api_key"] == REDACTED and out["llm"]["nested"][0]["token"] == REDACTED
     assert out["llm"]["api_key_env"] == "OPENAI_API_KEY"
+
+
+def test_error_analysis_frame(scripted, tmp_path, data_dir) -> None:
+    from evaluation.analysis import question_frame
+
+    r = run_cli(["method=embedding_rag", "dataset=epbench20", "subset.n=5",
+                 *scripted_overrides(scripted, tmp_path, data_dir)])
+    assert r.returncode == 0, r.stderr[-2000:]
+    df = question_frame(_run_dir(tmp_path))
+    assert len(df) == 5 and {"f1", "gold_unit_recall", "context_text", "identified_items"} <= set(df.columns)
+    with_gold = df[df["gold_units"].map(len) > 0]
+    for _, row in with_gold.iterrows():
+        expected = len(set(row.gold_units) & set(row.context_chapters)) / len(set(row.gold_units))
+        assert row.gold_unit_recall == expected

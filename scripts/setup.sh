@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Sets up the framework on a fresh machine: a virtual environment with pinned dependencies,
+# the benchmark data (copied or downloaded, sha256-verified) and the offline tokenizer.
+#   bash scripts/setup.sh            # framework + data (API models, tests with the scripted server)
+#   bash scripts/setup.sh --local    # + llama.cpp server, local GGUF models and local embedder
+# Environment: MEMEVAL_HOME (models, caches; default ~/.cache/memeval), PYTHON (default python3),
+# LOCAL_MODELS (default "qwen2.5-coder-1.5b qwen2.5-coder-0.5b").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+LOCAL=0
+for arg in "$@"; do
+  case "$arg" in
+    --local) LOCAL=1 ;;
+    *) echo "unknown option: $arg (use --local)" >&2; exit 2 ;;
+  esac
+done
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+# shellcheck disable=SC1091
+. .venv/bin/activate
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+python -m pip install -q --upgrade pip
+if [ "$LOCAL" = 1 ]; then
+  # CPU torch first (a file on this machine's disk), so sentence-transformers never pulls a CUDA build.
+  python -m pip install -q "torch==2.13.0"
+  python -m pip install -q -e ".[dev,local]"
+else
+  python -m pip install -q -e ".[dev]"
+fi
+python scripts/fetch_data.py
+python -c "from model_access.tokenizer import install_offline_encoding as i; print('tokenizer cache:', i())"
+if [ "$LOCAL" = 1 ]; then
+  for model in ${LOCAL_MODELS:-qwen2.5-coder-1.5b qwen2.5-coder-0.5b}; do
+    python scripts/setup_local_model.py --model "$model"
+  done
+  python scripts/setup_local_model.py --embedder
+fi
+echo "setup done: activate with '. .venv/bin/activate'"
