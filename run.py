@@ -8,9 +8,11 @@ import hydra
 from omegaconf import DictConfig
 
 from harness.resolvers import register_resolvers
+from harness.schema import register_schemas
 from model_access.errors import ConfigError
 
 register_resolvers()
+register_schemas()
 
 
 @hydra.main(config_path="conf", config_name="config", version_base="1.3")

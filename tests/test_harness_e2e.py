@@ -166,3 +166,11 @@ def test_error_analysis_frame(scripted, tmp_path, data_dir) -> None:
     for _, row in with_gold.iterrows():
         expected = len(set(row.gold_units) & set(row.context_chapters)) / len(set(row.gold_units))
         assert row.gold_unit_recall == expected
+
+
+def test_wrong_type_in_override_fails_clearly(scripted, tmp_path, data_dir) -> None:
+    r = run_cli(["subset.n=abc", *scripted_overrides(scripted, tmp_path, data_dir)])
+    assert r.returncode != 0 and "subset.n" in r.stderr and "Integer" in r.stderr
+    r = run_cli([*scripted_overrides(scripted, tmp_path, data_dir), "llm.max_tokens=lots"])
+    assert r.returncode != 0 and "max_tokens" in r.stderr
+    assert scripted.count() == 0

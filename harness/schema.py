@@ -1,0 +1,84 @@
+"""Structured-config schemas: a typo or a wrong type in an override fails before anything runs.
+
+Top-level keys and the model-client groups are typed; method and dataset nodes are checked by
+Hydra's struct mode (unknown keys fail) and by their classes' constructors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
+
+@dataclass
+class ContextCapConfig:
+    units: int | None = None
+    tokens: int | None = None
+
+
+@dataclass
+class SubsetConfig:
+    n: int | None = 12
+    seed: int = 0
+    ids: list[str] | None = None
+
+
+@dataclass
+class ConcurrencyConfig:
+    questions: int = 8
+
+
+@dataclass
+class TrackingConfig:
+    mode: str = "offline"
+    project: str = "memeval"
+    entity: str | None = None
+    tags: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ChatModelConfig:
+    _target_: str = "model_access.chat.ChatModel"
+    model: str = MISSING
+    model_revision: str | None = None
+    display_name: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = "OPENAI_API_KEY"
+    max_concurrency: int = 8
+    max_attempts: int = 6
+    timeout_s: float = 120.0
+    max_tokens: int = 1024
+    json_mode: str = "json_schema"
+    json_repair_attempts: int = 2
+    context_window: int | None = None
+    seed: int | None = None
+    server: Any = None
+
+
+@dataclass
+class RunConfig:
+    method: Any = MISSING
+    dataset: Any = MISSING
+    llm: ChatModelConfig = MISSING
+    judge: ChatModelConfig = MISSING
+    embedder: Any = MISSING
+    tracking: TrackingConfig = field(default_factory=TrackingConfig)
+    prices: Any = MISSING
+    memeval_home: str = MISSING
+    data_dir: str = MISSING
+    output_root: str = "runs"
+    index_root: str = MISSING
+    cache_path: str | None = MISSING
+    run_name: str | None = None
+    stages: list[str] = field(default_factory=lambda: ["index", "answer", "judge", "score"])
+    context_cap: ContextCapConfig = field(default_factory=ContextCapConfig)
+    subset: SubsetConfig = field(default_factory=SubsetConfig)
+    concurrency: ConcurrencyConfig = field(default_factory=ConcurrencyConfig)
+
+
+def register_schemas() -> None:
+    cs = ConfigStore.instance()
+    cs.store(name="run_schema", node=RunConfig)
