@@ -34,7 +34,7 @@ from .grounding import (
     wordset,
 )
 
-_NAME = re.compile(r"\b([A-Z][a-z]+(?:-[A-Z][a-z]+)?) ([A-Z][a-z]+(?:-[A-Z][a-z]+)?)\b")
+_NAME = re.compile(r"(?=\b([A-Z][a-z]+(?:-[A-Z][a-z]+)?) ([A-Z][a-z]+(?:-[A-Z][a-z]+)?)\b)")
 _NOT_NAME = wordset(
     "the a an in on at of and or but during after before based chapter chapters material story "
     "event events then also both while when where this that these there their they he she his her "
@@ -42,7 +42,8 @@ _NOT_NAME = wordset(
     "tuesday wednesday thursday friday saturday sunday new york city park museum center centre "
     "street island bridge building hall square garden gardens beach festival night show exhibition "
     "workshop performance tournament fair state national cultural church cathedral tower library "
-    "i list sorry unfortunately however answer none no yes")
+    "i list sorry unfortunately however answer none no yes ms mr mrs dr miss sir besides apart aside "
+    "except only other others plus with joined including along first then finally later")
 
 
 @dataclass
@@ -80,14 +81,17 @@ def _found_values(kind: str, text: str, question: str, gold: Sequence[str], univ
 
 
 def _unknown_people(text: str, question: str, known_found: list[str], universe: Universe) -> list[str]:
-    """Capitalised First Last pairs that are no known place, event or cue: invented people."""
+    """Capitalised First Last pairs that are no known person, place, event or cue: invented people."""
+    masked = text
+    for v in sorted(universe.people | set(known_found), key=len, reverse=True):
+        masked = re.sub(re.escape(v), " ; ", masked, flags=re.I)  # known names are no candidates
     others = universe.locations | universe.event_types
     out: list[str] = []
-    for m in _NAME.finditer(text):
+    for m in _NAME.finditer(masked):
         name = f"{m.group(1)} {m.group(2)}"
         if {m.group(1).lower(), m.group(2).lower()} & _NOT_NAME:
             continue
-        if any(phrase_in(name, v, fuzzy=False) for v in (*others, *known_found)):
+        if any(phrase_in(name, v, fuzzy=False) for v in others) or any(phrase_in(v, name) for v in known_found):
             continue
         if _in_question(name, question) or normalize(name) in {normalize(x) for x in out}:
             continue

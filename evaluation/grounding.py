@@ -138,7 +138,7 @@ def assertive_text(answer: str) -> str:
     return "\n".join(s for s in sentences(answer) if not is_refusal_sentence(s))
 
 
-def asserts_something(answer: str, question: str = "", min_words: int = 5) -> bool:
+def asserts_something(answer: str, question: str = "", min_words: int = 3) -> bool:
     """Whether the answer, outside refusals, says at least a few words the question did not."""
     asked = set(content_tokens(question))
     return len([t for t in content_tokens(assertive_text(answer)) if t not in asked]) >= min_words
@@ -192,7 +192,8 @@ def content_tokens(text: str) -> list[str]:
 
 
 def stem(t: str) -> str:
-    return t[:-1] if len(t) > 4 and t.endswith("s") else t
+    """Plural-insensitive form of a word ("contests" -> "contest"; "class" stays)."""
+    return t[:-1] if len(t) > 4 and t.endswith("s") and not t.endswith("ss") else t
 
 
 def coverage(item: str, text: str) -> float:
@@ -259,7 +260,8 @@ def gold_support(gold: str, text: str, kind: str | None, known: Iterable[str] = 
         masked = _mask(text, known, gold)
         return PARTIAL if any(f" {w} " in masked for w in (words[0], words[-1])) else None
     if kind == "event_type":
-        distinctive = [w for w in words if len(w) >= 5 and stem(w) not in generic]
+        common = {stem(w) for w in generic}
+        distinctive = [w for w in words if len(w) >= 5 and stem(w) not in common]
         tt = {stem(t) for t in _mask(text, known, gold).split()}
         return FULL if any(stem(w) in tt for w in distinctive) else None
     return None

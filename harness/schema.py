@@ -21,7 +21,7 @@ class ContextCapConfig:
 
 @dataclass
 class SubsetConfig:
-    n: int | None = 12
+    n: int | None = None  # the value lives in conf/config.yaml
     seed: int = 0
     ids: list[str] | None = None
 

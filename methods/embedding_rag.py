@@ -85,7 +85,7 @@ class EmbeddingRAG(MemoryMethod):
         scores = {u: round(float(agg(unit_scores[u])), 4) for u in ranked}
         text = "\n\n".join(unit_block(index.corpus, u) for u in chosen)
         extras: dict[str, Any] = {"scores": scores, "unit_scoring": index.unit_scoring}
-        if stopped:
+        if stopped is not None:
             extras["token_cap_stopped_at"] = stopped
         return Retrieval(text, chosen, extras)
 

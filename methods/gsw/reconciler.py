@@ -11,6 +11,7 @@ and at chunk 10,000 (except the optional embedding candidate search, a vector sc
 
 from __future__ import annotations
 
+import bisect
 from collections import deque
 from typing import Any
 
@@ -40,6 +41,9 @@ def chunk_workspace(chunk: ChunkRecord, op: OperatorOutput | None, st: SpaceTime
     ws.add_chunk(chunk)
     if op is None:
         return ws
+    chunk.operator = chunk.operator or op.model_dump(mode="json")
+    if st is not None:
+        chunk.space_time = chunk.space_time or st.model_dump(mode="json")
     local: dict[str, str] = {}
     for e in op.entities:
         if not e.name.strip():
@@ -204,11 +208,15 @@ class Reconciler:
                 target.chunks.append(c)
 
     def _couple(self, cnode: SpaceTimeNode, members: list[str], chunk_id: str) -> None:
-        """Link members to one node of cnode's kind: merge their existing nodes, add the value."""
+        """Link members to one node of cnode's kind: merge their existing nodes, add the value.
+
+        Entities point at their node, so the node's new value is at once the current value of
+        every entity linked to it (propagation costs nothing per linked entity).
+        """
         kind: Kind = cnode.kind
         members = list(dict.fromkeys(members))
         existing = list(dict.fromkeys(n for n in (getattr(self.ws.entities[m], kind) for m in members) if n))
-        before = {e: self.ws.nodes[n].current for n in existing for e in self.ws.nodes[n].entities}
+        old = {n: self.ws.nodes[n].current for n in existing}
         if existing:
             existing.sort(key=lambda n: -len(self.ws.nodes[n].entities))  # union by size
             node = self.ws.nodes[existing[0]]
@@ -220,35 +228,37 @@ class Reconciler:
         for stamp in cnode.history:
             if node.current is None or normalise_name(node.current) != normalise_name(stamp.value):
                 node.history.append(ValueStamp(value=stamp.value, chunk=chunk_id, via=list(members)))
-        on_node = set(node.entities)
         for m in members:
-            setattr(self.ws.entities[m], kind, node.id)
-            if m not in on_node:
+            ent = self.ws.entities[m]
+            if getattr(ent, kind) != node.id:
                 node.entities.append(m)
-                on_node.add(m)
-        reached = [e for e, old in before.items() if e not in members and old != node.current]
-        if reached:
-            self.stats["propagations"] += len(reached)
+                setattr(ent, kind, node.id)
+        member_set = set(members)
+        others = len(node.entities) - len(member_set)
+        if others > 0 and any(v != node.current for v in old.values()):
+            # the first few reached entities are named; the list is never scanned in full
+            reached = [e for e in node.entities[:len(member_set) + 20] if e not in member_set][:20]
+            self.stats["propagations"] += 1
             self.ws.events.append({"event": f"{kind}_propagated", "chunk": chunk_id, "node": node.id,
-                                   "value": node.current, "from": members, "to": reached})
+                                   "value": node.current, "from": members, "to": reached, "linked": others})
 
     def _merge_nodes(self, keep: SpaceTimeNode, drop: SpaceTimeNode) -> None:
-        """Two nodes of one kind become one: histories interleave by chunk, entities repoint."""
+        """Two nodes of one kind become one: the dropped node's stamps are inserted in chunk
+        order (a value repeated by the neighbouring stamp is folded in), its entities repoint."""
         pos = self.ws.chunk_pos
-        merged = sorted(keep.history + drop.history, key=lambda s: pos(s.chunk))  # stable
-        hist: list[ValueStamp] = []
-        for s in merged:
-            if hist and normalise_name(hist[-1].value) == normalise_name(s.value):
-                hist[-1].via = list(dict.fromkeys(hist[-1].via + s.via))
-            else:
-                hist.append(s)
-        keep.history = hist
-        on_keep = set(keep.entities)
+        hist = keep.history
+        for s in drop.history:
+            i = bisect.bisect_right(hist, pos(s.chunk), key=lambda x: pos(x.chunk))
+            if i and normalise_name(hist[i - 1].value) == normalise_name(s.value):
+                hist[i - 1].via = list(dict.fromkeys(hist[i - 1].via + s.via))
+                continue
+            hist.insert(i, s)
+            if i + 1 < len(hist) and normalise_name(hist[i + 1].value) == normalise_name(s.value):
+                s.via = list(dict.fromkeys(s.via + hist[i + 1].via))
+                del hist[i + 1]
         for e in drop.entities:
             setattr(self.ws.entities[e], keep.kind, keep.id)
-            if e not in on_keep:
-                keep.entities.append(e)
-                on_keep.add(e)
+            keep.entities.append(e)
         keep.merged_from += [drop.id, *drop.merged_from]
         del self.ws.nodes[drop.id]
         self.stats["nodes_merged"] += 1
