@@ -72,13 +72,25 @@ def run(cfg: DictConfig) -> Path:
         raise ConfigError(f"unknown stage(s) {sorted(unknown)}; choose from {list(STAGES)}")
     c = build(cfg)
     run_dir = RunFolder(c.run_dir)
+    handler = logging.FileHandler(run_dir / "run.log", encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    logging.getLogger().addHandler(handler)
+    try:
+        return _run(cfg, c, run_dir, stages)
+    finally:
+        logging.getLogger().removeHandler(handler)
+        handler.close()
+
+
+def _run(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) -> Path:
     run_dir.write_config(cfg)
     meta = _meta(c)
     meta["started"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     run_dir.write_json("meta.json", meta)
-    _start_servers(c)
+    if set(stages) & {"index", "answer", "judge"}:
+        _start_servers(c)
     try:
-        metrics = asyncio.run(_execute(cfg, c, run_dir, stages))
+        asyncio.run(_execute(cfg, c, run_dir, stages))
     finally:
         run_dir.write_json("usage.json", c.ledger.summary())
         c.cache.close()
@@ -93,7 +105,7 @@ def run(cfg: DictConfig) -> Path:
     return run_dir.root
 
 
-async def _execute(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) -> dict | None:
+async def _execute(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) -> None:
     predictions = run_dir.read_jsonl("predictions.jsonl")
     if "index" in stages or "answer" in stages:
         services = Services(llm=c.llm, embedder=c.embedder, cap=c.cap, store_root=Path("."))
@@ -106,4 +118,3 @@ async def _execute(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: l
         if not predictions:
             raise FileNotFoundError(f"no predictions in {run_dir.root}: run the answer stage first")
         await judge_stage(c, predictions, run_dir, cfg.concurrency.questions)
-    return None
