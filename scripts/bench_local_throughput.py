@@ -63,7 +63,10 @@ def prompts(tag: str) -> list[list[dict[str, str]]]:
     return out
 
 
-async def run_raw(base_url: str, model: str, batch: list, concurrency: int, max_tokens: int) -> tuple[int, int, float]:
+Result = tuple[int, int, float, float]  # prompt tokens, completion tokens, wall s, client CPU s
+
+
+async def run_raw(base_url: str, model: str, batch: list, concurrency: int, max_tokens: int) -> Result:
     sem = asyncio.Semaphore(concurrency)
     async with httpx.AsyncClient(base_url=base_url, timeout=600) as client:
 
@@ -75,20 +78,20 @@ async def run_raw(base_url: str, model: str, batch: list, concurrency: int, max_
                 u = r.json()["usage"]
                 return u["prompt_tokens"], u["completion_tokens"]
 
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         res = await asyncio.gather(*(one(m) for m in batch))
-        dt = time.perf_counter() - t0
-    return sum(p for p, _ in res), sum(c for _, c in res), dt
+        dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return sum(p for p, _ in res), sum(c for _, c in res), dt, cpu
 
 
-async def run_harness(base_url: str, model: str, batch: list, concurrency: int, max_tokens: int) -> tuple[int, int, float]:
+async def run_harness(base_url: str, model: str, batch: list, concurrency: int, max_tokens: int) -> Result:
     chat = ChatModel(model=model, base_url=base_url, api_key_env=None, max_concurrency=concurrency,
                      max_tokens=max_tokens, cache=ResponseCache(None))
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     res = await asyncio.gather(*(chat.complete(m) for m in batch))
-    dt = time.perf_counter() - t0
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     assert not any(r.cached for r in res)
-    return sum(r.prompt_tokens for r in res), sum(r.completion_tokens for r in res), dt
+    return sum(r.prompt_tokens for r in res), sum(r.completion_tokens for r in res), dt, cpu
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     spec = LlamaServerSpec(model=args.model, n_parallel=args.concurrency, threads=args.threads)
-    results: dict[str, list[tuple[int, int, float]]] = {"raw": [], "harness": []}
+    results: dict[str, list[Result]] = {"raw": [], "harness": []}
     with LocalServerPool() as pool:
         t0 = time.perf_counter()
         base_url = pool.start(spec)
@@ -110,25 +113,27 @@ def main(argv: list[str] | None = None) -> int:
               f"(slots {spec.n_parallel}, ctx {spec.total_ctx}); log {pool.servers()[0]['log']}")
         warm = asyncio.run(run_raw(base_url, args.model, prompts("warmup")[:args.concurrency],
                                    args.concurrency, args.max_tokens))
-        print(f"warm-up: {warm[2]:.1f} s")
+        print(f"warm-up: {warm[2]:.1f} s", flush=True)
         for r in range(args.rounds):
             for mode, fn in (("raw", run_raw), ("harness", run_harness)):
-                pt, ct, dt = asyncio.run(fn(base_url, args.model, prompts(f"{mode}{r}"),
-                                            args.concurrency, args.max_tokens))
-                results[mode].append((pt, ct, dt))
+                pt, ct, dt, cpu = asyncio.run(fn(base_url, args.model, prompts(f"{mode}{r}"),
+                                                 args.concurrency, args.max_tokens))
+                results[mode].append((pt, ct, dt, cpu))
                 print(f"round {r} {mode:8s}: {len(EPISODES)} requests in {dt:6.2f} s; prompt "
-                      f"{pt / dt:7.1f} tok/s ({pt} tok), generated {ct / dt:6.1f} tok/s ({ct} tok)")
+                      f"{pt / dt:7.1f} tok/s ({pt} tok), generated {ct / dt:6.1f} tok/s ({ct} tok); "
+                      f"client CPU {1000 * cpu / len(EPISODES):.1f} ms/request", flush=True)
     left = running_llama_servers(pids)
     print(f"servers left running: {left or 'none'}")
 
     def rate(mode: str) -> float:
-        return statistics.fmean((pt + ct) / dt for pt, ct, dt in results[mode])
+        return statistics.fmean((pt + ct) / dt for pt, ct, dt, _ in results[mode])
 
     for mode in ("raw", "harness"):
-        gen = statistics.fmean(ct / dt for _, ct, dt in results[mode])
-        pr = statistics.fmean(pt / dt for pt, _, dt in results[mode])
+        gen = statistics.fmean(ct / dt for _, ct, dt, _ in results[mode])
+        pr = statistics.fmean(pt / dt for pt, _, dt, _ in results[mode])
+        cpu = statistics.fmean(1000 * c / len(EPISODES) for *_, c in results[mode])
         print(f"{mode:8s} mean: prompt {pr:7.1f} tok/s, generated {gen:6.1f} tok/s, "
-              f"total {rate(mode):7.1f} tok/s")
+              f"total {rate(mode):7.1f} tok/s, client CPU {cpu:.1f} ms/request")
     print(f"harness/raw throughput ratio: {rate('harness') / rate('raw'):.3f}")
     return 1 if left else 0
 

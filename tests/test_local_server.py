@@ -125,8 +125,7 @@ def test_same_spec_reuses_one_process_and_close_kills(small_server) -> None:
     pids = [s["pid"] for s in pool.servers()]
     assert running_llama_servers(pids) == pids
     pool.close()
-    assert running_llama_servers(pids) == []
-    assert running_llama_servers() == []  # nothing else of ours left either
+    assert running_llama_servers(pids) == []  # others' servers on this machine are not ours
 
 
 @pytest.mark.integration
@@ -134,7 +133,7 @@ def test_startup_failure_shows_log_tail() -> None:
     _server_or_skip()
     from model_access.local_server import LlamaServerSpec, LocalServerError, LocalServerPool
 
-    with LocalServerPool() as pool, pytest.raises(LocalServerError, match="--no-such-flag"):
+    with LocalServerPool() as pool, pytest.raises(LocalServerError, match="invalid argument: --no-such-flag"):
         pool.start(LlamaServerSpec(model=SMALL, extra_args=["--no-such-flag"]))
 
 
