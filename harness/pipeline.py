@@ -111,9 +111,12 @@ async def _execute(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: l
         services = Services(llm=c.llm, embedder=c.embedder, cap=c.cap, store_root=Path("."))
         method: MemoryMethod = instantiate(c.method_cfg, _partial_=True)(services=services)
         services.store_root = index_store_root(c, method.params())
-        indexes = await index_stage(c, method, run_dir)
-        if "answer" in stages:
-            predictions = await answer_stage(c, method, indexes, run_dir, cfg.concurrency.questions)
+        try:
+            indexes = await index_stage(c, method, run_dir)
+            if "answer" in stages:
+                predictions = await answer_stage(c, method, indexes, run_dir, cfg.concurrency.questions)
+        finally:
+            method.close()
     if "judge" in stages:
         if not predictions:
             raise FileNotFoundError(f"no predictions in {run_dir.root}: run the answer stage first")

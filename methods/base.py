@@ -92,6 +92,10 @@ class MemoryMethod(ABC):
         """Parameters that define the index (hashed into the index folder name)."""
         return {}
 
+    def close(self) -> None:
+        """Release what the method holds (worker processes, servers); called after the stages."""
+        return None
+
     @staticmethod
     def tokens(text: str) -> int:
         return count_tokens(text)

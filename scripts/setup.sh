@@ -3,6 +3,8 @@
 # the benchmark data (copied or downloaded, sha256-verified) and the offline tokenizer.
 #   bash scripts/setup.sh            # framework + data (API models, tests with the scripted server)
 #   bash scripts/setup.sh --local    # + llama.cpp server, local GGUF models and local embedder
+# BASELINES="graphrag lightrag hipporag2" also creates the baselines' own environments (they are
+# otherwise created on first use).
 # Environment: MEMEVAL_HOME (models, caches; default ~/.cache/memeval), PYTHON (default python3),
 # LOCAL_MODELS (default "qwen2.5-coder-1.5b qwen2.5-coder-0.5b").
 set -euo pipefail
@@ -48,5 +50,9 @@ if [ "$LOCAL" = 1 ]; then
     python scripts/setup_local_model.py --model "$model"
   done
   python scripts/setup_local_model.py --embedder
+fi
+if [ -n "${BASELINES:-}" ]; then
+  # shellcheck disable=SC2086
+  python scripts/setup_baselines.py $BASELINES
 fi
 echo "setup done: activate with '. .venv/bin/activate'"

@@ -99,6 +99,10 @@ class ExternalMethod(MemoryMethod):
                               f"`python scripts/setup_baselines.py {self.env_name}`.")
         return envs.ensure_env(self.env_name, log=lambda m: print(m, file=sys.stderr, flush=True))
 
+    async def _aenv(self) -> Path:
+        """Find or create the environment without blocking the event loop (setup takes minutes)."""
+        return await asyncio.to_thread(self._env)
+
     def _proxy_url(self) -> str:
         if self._proxy is None:
             self._proxy = ModelProxy(self.services.indexer, self.services.embedder)
@@ -120,7 +124,7 @@ class ExternalMethod(MemoryMethod):
                 self._proxy.context = None
 
     async def build_index(self, corpus: Corpus) -> WorkerIndex:
-        env_path = self._env()
+        env_path = await self._aenv()
         store = self.services.store(corpus.id)
         folder = store.path("package")
         folder.mkdir(parents=True, exist_ok=True)
@@ -131,8 +135,7 @@ class ExternalMethod(MemoryMethod):
         self._workers.append(worker)
         opened = await self._job(worker, "open", {
             "index_dir": str(folder), "settings": self.settings(),
-            "llm": {"base_url": url, "model": self.chat_alias,
-                    "max_tokens": getattr(self.services.indexer, "max_tokens", None)},
+            "llm": {"base_url": url, "model": self.chat_alias},
             "embedding": {"base_url": url, "model": self.embedding_alias}}, 600)
         fingerprint = corpus_fingerprint(corpus)
         done = store.load_json(DONE) if store.exists(DONE) else None

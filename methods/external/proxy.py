@@ -58,6 +58,8 @@ class ModelProxy:
         self.context: contextvars.Context | None = None  # set by the job that is running
         self.counts = {"chat": 0, "embeddings": 0, "errors": 0}
         self._counts_lock = threading.Lock()
+        self._inflight: dict[str, concurrent.futures.Future] = {}
+        self._inflight_lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._threads: list[threading.Thread] = []
@@ -74,7 +76,7 @@ class ModelProxy:
         self._loop = asyncio.new_event_loop()
         t_loop = threading.Thread(target=self._loop.run_forever, name="proxy-loop", daemon=True)
         t_loop.start()
-        self._httpd = ThreadingHTTPServer((self.host, 0), _make_handler(self))
+        self._httpd = _QuietServer((self.host, 0), _make_handler(self))
         self._httpd.daemon_threads = True
         t_http = threading.Thread(target=self._httpd.serve_forever, name="proxy-http", daemon=True)
         t_http.start()
@@ -119,14 +121,39 @@ class ModelProxy:
         self._loop.call_soon_threadsafe(start)
         return done.result()
 
+    def once(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """Coalesce identical requests in flight: a package that times out and retries (HippoRAG
+        waits 5 minutes, a loaded local server can take longer) joins the first computation
+        instead of starting a second one."""
+        k = json.dumps(key, sort_keys=True, default=str)
+        with self._inflight_lock:
+            fut = self._inflight.get(k)
+            owner = fut is None
+            if owner:
+                fut = self._inflight[k] = concurrent.futures.Future()
+        if not owner:
+            return fut.result()
+        try:
+            value = compute()
+        except BaseException as exc:
+            fut.set_exception(exc)
+            raise
+        else:
+            fut.set_result(value)
+            return value
+        finally:
+            with self._inflight_lock:
+                self._inflight.pop(k, None)
+
     # -- the two operations ----------------------------------------------------------------
     def chat_completion(self, req: dict[str, Any]) -> dict[str, Any]:
         messages = [{"role": str(m.get("role", "user")), "content": _text_of(m.get("content"))}
                     for m in req.get("messages") or []]
         max_tokens = req.get("max_completion_tokens") or req.get("max_tokens")
+        max_tokens = int(max_tokens) if max_tokens else None
         fmt = req.get("response_format")
-        result = self.run(lambda: self.chat.complete(
-            messages, max_tokens=int(max_tokens) if max_tokens else None, response_format=fmt))
+        result = self.once(("chat", messages, max_tokens, fmt), lambda: self.run(
+            lambda: self.chat.complete(messages, max_tokens=max_tokens, response_format=fmt)))
         self.bump("chat")
         return {
             "id": f"memeval-{int(time.time() * 1000)}", "object": "chat.completion",
@@ -144,11 +171,10 @@ class ModelProxy:
             raise ValueError("'input' must be a string or a list of strings (token arrays are not supported)")
 
         # Index-time calls embed documents; retrieval-time calls embed queries (Voyage cares).
-        def make() -> Awaitable[np.ndarray]:
-            kind = "query" if current_stage() == "retrieve" else "document"
-            return self.embedder.embed(texts, kind)
-
-        vecs = self.run(make) if texts else np.zeros((0, 0), dtype=np.float32)
+        stage_now = (self.context or contextvars.copy_context()).run(current_stage)
+        kind = "query" if stage_now == "retrieve" else "document"
+        vecs = (self.once(("embed", kind, texts), lambda: self.run(lambda: self.embedder.embed(texts, kind)))
+                if texts else np.zeros((0, 0), dtype=np.float32))
         self.bump("embeddings")
         counter = getattr(self.embedder, "count_tokens", None)
         tokens = int(counter(texts)) if callable(counter) and texts else sum(len(t.split()) for t in texts)
@@ -159,6 +185,19 @@ class ModelProxy:
             data.append({"object": "embedding", "index": i, "embedding": emb})
         return {"object": "list", "data": data, "model": req.get("model") or self.embedder.model,
                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that gave up (timeout, retry) is not an error worth a traceback."""
+        import sys
+
+        exc = sys.exc_info()[1]
+        if isinstance(exc, ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 def _make_handler(proxy: ModelProxy) -> type[BaseHTTPRequestHandler]:

@@ -11,6 +11,7 @@ framework never leaves a worker behind.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -150,19 +151,40 @@ class WorkerClient:
 
     async def acall(self, op: str, payload: dict[str, Any] | None = None,
                     timeout_s: float | None = None) -> dict[str, Any]:
-        """`call` off the event loop, so the loop keeps serving while the worker works."""
-        return await asyncio.to_thread(self.call, op, payload, timeout_s)
+        """`call` on a daemon thread, so the loop keeps serving while the worker works.
+
+        Not asyncio.to_thread: a run that is interrupted must not wait at exit for a job that
+        may take hours; the finalizer then stops the worker. A cancelled job stops the worker
+        too (it would otherwise go on working on a job nobody waits for).
+        """
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future = loop.create_future()
+
+        def deliver(setter: str, value: Any) -> None:
+            if not fut.done():
+                getattr(fut, setter)(value)
+
+        def work() -> None:
+            try:
+                result = self.call(op, payload, timeout_s)
+            except BaseException as exc:  # handed to the awaiting task
+                outcome: tuple[str, Any] = ("set_exception", exc)
+            else:
+                outcome = ("set_result", result)
+            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits any more
+                loop.call_soon_threadsafe(deliver, *outcome)
+
+        threading.Thread(target=work, name=f"{self.name}-{op}", daemon=True).start()
+        try:
+            return await fut
+        except asyncio.CancelledError:
+            self.close()
+            raise
 
     def close(self) -> None:
+        """Stop the worker: end of input first (it exits between jobs), then its process group."""
         if self._proc is None:
             return
-        with self._lock:
-            if self._proc.poll() is None and self._proc.stdin and not self._proc.stdin.closed:
-                try:
-                    self._proc.stdin.write(b'{"id": 0, "op": "shutdown", "payload": {}}\n')
-                    self._proc.stdin.flush()
-                except OSError:
-                    pass
-            _stop(self._proc)
+        _stop(self._proc)
         if self._finalizer is not None:
             self._finalizer.detach()

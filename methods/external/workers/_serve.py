@@ -12,7 +12,9 @@ import asyncio
 import inspect
 import json
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -25,8 +27,23 @@ def log(*parts: object) -> None:
     print("[worker]", *parts, file=sys.stderr, flush=True)
 
 
+def _watch_parent(poll_s: float = 2.0) -> None:
+    """Die with the framework: a worker busy in a long job never reads its closed stdin."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(poll_s)
+            if os.getppid() != parent:
+                log("framework process is gone; stopping")
+                os.killpg(os.getpgrp(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def serve(handlers: dict[str, Handler]) -> None:
     """Answer jobs from stdin until 'shutdown' or end of input."""
+    _watch_parent()
     channel = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr

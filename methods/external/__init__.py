@@ -1,0 +1,1 @@
+"""Baselines run as their official packages, each in its own managed environment (see base.py)."""

@@ -1,0 +1,32 @@
+"""GraphRAG local search (graphrag 3.3.0) with the GSW paper's settings (Table 7)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from methods.base import Services
+
+from .base import ExternalMethod
+
+
+class GraphRAGMethod(ExternalMethod):
+    """Standard GraphRAG indexing; the local-search context (entities, relationships, community
+    reports, text units) per question. Text units are capped to `cap` chapters (workers/graphrag_worker.py)."""
+
+    env_name = "graphrag"
+
+    def __init__(self, services: Services, name: str | None = None, max_context_tokens: int = 12000,
+                 text_unit_prop: float = 0.5, community_prop: float = 0.1, top_k_entities: int = 10,
+                 top_k_relationships: int = 10, community_level: int = 2, chunk_size: int = 1200,
+                 chunk_overlap: int = 100, response_type: str = "Multiple Paragraphs",
+                 concurrent_requests: int = 4, **kw: Any):
+        super().__init__(services, name, **kw)
+        self._settings = {
+            "max_context_tokens": max_context_tokens, "text_unit_prop": text_unit_prop,
+            "community_prop": community_prop, "top_k_entities": top_k_entities,
+            "top_k_relationships": top_k_relationships, "community_level": community_level,
+            "chunk_size": chunk_size, "chunk_overlap": chunk_overlap, "response_type": response_type,
+            "concurrent_requests": concurrent_requests}
+
+    def settings(self) -> dict[str, Any]:
+        return dict(self._settings)

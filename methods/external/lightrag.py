@@ -1,0 +1,32 @@
+"""LightRAG hybrid mode (lightrag-hku 1.5.7) with the GSW paper's settings (Table 9)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from methods.base import Services
+
+from .base import ExternalMethod
+
+
+class LightRAGMethod(ExternalMethod):
+    """Chapters inserted as documents; the hybrid-mode context (only_need_context) per question.
+    Document chunks are capped to `cap` chapters (workers/lightrag_worker.py)."""
+
+    env_name = "lightrag"
+
+    def __init__(self, services: Services, name: str | None = None, mode: str = "hybrid",
+                 chunk_token_size: int = 1200, chunk_overlap_token_size: int = 100,
+                 top_k: int | None = None, chunk_top_k: int | None = None,
+                 max_total_tokens: int | None = None, llm_max_async: int = 4, **kw: Any):
+        super().__init__(services, name, **kw)
+        self._settings: dict[str, Any] = {
+            "mode": mode, "chunk_token_size": chunk_token_size,
+            "chunk_overlap_token_size": chunk_overlap_token_size, "llm_max_async": llm_max_async}
+        # None = the package's own default (read from lightrag.constants, never from the environment)
+        for key, value in (("top_k", top_k), ("chunk_top_k", chunk_top_k), ("max_total_tokens", max_total_tokens)):
+            if value is not None:
+                self._settings[key] = value
+
+    def settings(self) -> dict[str, Any]:
+        return dict(self._settings)

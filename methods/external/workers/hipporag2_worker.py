@@ -1,0 +1,103 @@
+"""HippoRAG 2 (hipporag 2.0.0a4) worker: passages = chapters, then `retrieve` per question.
+
+Runs inside the hipporag2 environment (standard library + that env only). HippoRAG does no
+chunking, so each chapter (its heading line, then its text) is one passage. `retrieve` returns
+exactly the passages HippoRAG's QA step would read; the worker keeps the top min(qa_top_k, cap)
+in HippoRAG's ranking, so the context cap holds by construction.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from _serve import log, serve
+
+STATE: dict[str, Any] = {}
+
+
+def _passage(u: dict[str, Any]) -> str:
+    return f"### {u['title']}\n{u['text']}"
+
+
+def op_open(p: dict[str, Any]) -> dict[str, Any]:
+    from importlib.metadata import version
+
+    from hipporag import HippoRAG
+    from hipporag.utils.config_utils import BaseConfig
+
+    s, llm, emb = p["settings"], p["llm"], p["embedding"]
+    config = BaseConfig(
+        save_dir=p["index_dir"],
+        llm_name=llm["model"], llm_base_url=llm["base_url"],
+        embedding_model_name=emb["model"], embedding_base_url=emb["base_url"],
+        qa_top_k=int(s["qa_top_k"]), linking_top_k=int(s["linking_top_k"]),
+        retrieval_top_k=int(s["retrieval_top_k"]),
+        openie_mode="online", force_index_from_scratch=False, force_openie_from_scratch=False,
+    )
+    if s.get("max_new_tokens") is not None:
+        config.max_new_tokens = int(s["max_new_tokens"])
+    rag = HippoRAG(global_config=config)
+    STATE.update(rag=rag, settings=s, config=config)
+    return {"hipporag": version("hipporag"), "qa_top_k": config.qa_top_k,
+            "linking_top_k": config.linking_top_k, "retrieval_top_k": config.retrieval_top_k,
+            "max_new_tokens": config.max_new_tokens, "embedding_class": type(rag.embedding_model).__name__}
+
+
+def _map(units: list[dict[str, Any]]) -> list[str]:
+    docs = [_passage(u) for u in units]
+    STATE["doc_to_unit"] = {d: u["id"] for d, u in zip(docs, units, strict=True)}
+    return docs
+
+
+def op_index(p: dict[str, Any]) -> dict[str, Any]:
+    rag = STATE["rag"]
+    docs = _map(p["units"])
+    t0 = time.perf_counter()
+    rag.index(docs=docs)
+    info = rag.get_graph_info()
+    return {"seconds": round(time.perf_counter() - t0, 2), "passages": len(docs),
+            "graph": {k: int(v) for k, v in info.items() if isinstance(v, int | float)}}
+
+
+def op_load(p: dict[str, Any]) -> dict[str, Any]:
+    rag = STATE["rag"]
+    _map(p["units"])
+    stored = set(rag.chunk_embedding_store.get_all_texts()) if hasattr(
+        rag.chunk_embedding_store, "get_all_texts") else None
+    missing = [d for d in STATE["doc_to_unit"] if stored is not None and d not in stored]
+    if missing:
+        raise RuntimeError(f"HippoRAG index lacks {len(missing)} of the corpus passages; rebuild it")
+    return {"passages": len(STATE["doc_to_unit"])}
+
+
+def op_retrieve(p: dict[str, Any]) -> dict[str, Any]:
+    rag, s = STATE["rag"], STATE["settings"]
+    k = int(s["qa_top_k"])
+    if p.get("max_units") is not None:
+        k = min(k, int(p["max_units"]))
+    before = {"ppr": rag.ppr_time, "rerank": rag.rerank_time, "all": rag.all_retrieval_time}
+    t0 = time.perf_counter()
+    solution = rag.retrieve(queries=[p["question"]], num_to_retrieve=k)[0]
+    seconds = round(time.perf_counter() - t0, 3)
+    docs = list(solution.docs)[:k]
+    scores = [float(x) for x in list(solution.doc_scores)[:k]]
+    mapping = STATE["doc_to_unit"]
+    unknown = [d[:60] for d in docs if d not in mapping]
+    if unknown:
+        raise RuntimeError(f"HippoRAG returned passages that are not corpus chapters: {unknown}")
+    units = [mapping[d] for d in docs]
+    return {
+        "context_text": "\n\n".join(docs),
+        "units": units,
+        "passages": [{"unit": u, "score": round(sc, 6)} for u, sc in zip(units, scores, strict=False)],
+        "dropped_units": [],
+        "k": k,
+        "timings": {"retrieve_s": seconds, "ppr_s": round(rag.ppr_time - before["ppr"], 3),
+                    "rerank_s": round(rag.rerank_time - before["rerank"], 3)},
+    }
+
+
+if __name__ == "__main__":
+    log("hipporag2 worker starting")
+    serve({"open": op_open, "index": op_index, "load": op_load, "retrieve": op_retrieve})
