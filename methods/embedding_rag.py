@@ -19,7 +19,8 @@ from .base import MemoryMethod, Retrieval, Services, unit_block
 
 
 def paragraphs(text: str) -> list[str]:
-    return [p.strip() for p in text.split("\n\n") if p.strip()]
+    """Non-empty lines: an EpBench paragraph, or one turn of a rendered conversation session."""
+    return [p.strip() for p in text.splitlines() if p.strip()]
 
 
 @dataclass
@@ -53,7 +54,7 @@ class EmbeddingRAG(MemoryMethod):
     def _scoring_for(self, corpus: Corpus) -> str:
         if self.unit_scoring != "auto":
             return self.unit_scoring
-        limit = getattr(self.services.embedder, "max_input_tokens", None) or 8000
+        limit = self.services.embedder.max_input_tokens or 8000
         longest = max((self.tokens(u.text) for u in corpus.units), default=0)
         return "whole" if longest <= limit else "best_paragraph"
 
@@ -79,29 +80,33 @@ class EmbeddingRAG(MemoryMethod):
         for (uid, _), s in zip(index.passages, sims, strict=True):
             unit_scores.setdefault(uid, []).append(float(s))
         agg = np.mean if index.unit_scoring == "mean_paragraph" else np.max
-        ranked = sorted(unit_scores, key=lambda u: -agg(unit_scores[u]))[:k]
-        ranked, stopped = self._within_tokens(index.corpus, ranked)
+        ranked_all = sorted(unit_scores, key=lambda u: -agg(unit_scores[u]))
+        ranked, skipped = self._within_tokens(index.corpus, ranked_all, k)
         chosen = self._ordered(index.corpus, ranked)
         scores = {u: round(float(agg(unit_scores[u])), 4) for u in ranked}
         text = "\n\n".join(unit_block(index.corpus, u) for u in chosen)
         extras: dict[str, Any] = {"scores": scores, "unit_scoring": index.unit_scoring}
-        if stopped is not None:
-            extras["token_cap_stopped_at"] = stopped
+        if skipped:
+            extras["token_cap_skipped"] = skipped
         return Retrieval(text, chosen, extras)
 
-    def _within_tokens(self, corpus: Corpus, ranked: list[str]) -> tuple[list[str], int | None]:
-        """Keep units in score order until the next would push the context over the token cap
-        (the context is measured as the harness measures it, in its final order)."""
+    def _within_tokens(self, corpus: Corpus, ranked: list[str], k: int) -> tuple[list[str], list[str]]:
+        """Take up to k units in score order, skipping any that would push the context over the
+        token cap (measured as the harness measures it, in the final order); returns the skipped."""
         limit = self.services.cap.max_tokens
         if limit is None:
-            return ranked, None
+            return ranked[:k], []
         kept: list[str] = []
-        for i, uid in enumerate(ranked):
+        skipped: list[str] = []
+        for uid in ranked:
+            if len(kept) == k:
+                break
             trial = self._ordered(corpus, [*kept, uid])
             if self.tokens("\n\n".join(unit_block(corpus, u) for u in trial)) > limit:
-                return kept, i
+                skipped.append(uid)
+                continue
             kept.append(uid)
-        return kept, None
+        return kept, skipped
 
     def _ordered(self, corpus: Corpus, ranked: list[str]) -> list[str]:
         if self.order == "score":

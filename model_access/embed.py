@@ -21,8 +21,10 @@ class Embedder(ABC):
 
     def __init__(self, model: str, model_revision: str | None = None, batch_size: int = 64,
                  max_concurrency: int = 4, normalize: bool = True, display_name: str | None = None,
+                 max_input_tokens: int | None = None,
                  cache: ResponseCache | None = None, ledger: UsageLedger | None = None):
         self.model = model
+        self.max_input_tokens = max_input_tokens  # longer texts are truncated by the model
         self.model_revision = model_revision
         self.batch_size = batch_size
         self.max_concurrency = max_concurrency

@@ -46,6 +46,7 @@ class SentenceTransformerEmbedder(Embedder):
                  device: str = "cpu", batch_size: int = 64, max_concurrency: int = 1, **kw: Any):
         version = _package_version(MINILM_PACKAGE)
         kw.setdefault("model_revision", f"{MINILM_PACKAGE}=={version}" if version else None)
+        kw.setdefault("max_input_tokens", 256)
         super().__init__(model, batch_size=batch_size, max_concurrency=max_concurrency, **kw)
         self.model_dir = model_dir
         self.device = device
