@@ -64,9 +64,11 @@ class GSW(MemoryMethod):
         for key, (value, allowed) in checks.items():
             if value not in allowed:
                 raise ValueError(f"gsw {key} must be one of {sorted(allowed)}, not {value!r}")
-        self.settings = StageSettings(chunk_sentences, chunk_overlap, coreference, situating_context, space_time,
-                                      coref_max_tokens, 0.6, situate_max_tokens, operator_max_tokens,
-                                      spacetime_max_tokens)
+        self.settings = StageSettings(
+            chunk_sentences=chunk_sentences, chunk_overlap=chunk_overlap, coreference=coreference,
+            situating_context=situating_context, space_time=space_time, coref_max_tokens=coref_max_tokens,
+            situate_max_tokens=situate_max_tokens, operator_max_tokens=operator_max_tokens,
+            spacetime_max_tokens=spacetime_max_tokens)
         self.space_time = space_time
         self.reconcile_scope = reconcile_scope
         self.recon_kw = {"resolution": entity_resolution, "er_candidates": er_candidates,

@@ -60,6 +60,7 @@ class StageSettings:
     space_time: bool = True
     coref_max_tokens: int = 2048
     coref_min_ratio: float = 0.6  # a rewrite shorter than this share of the original is refused
+    coref_max_ratio: float = 1.6  # ... and one longer than this (a looping model) too
     situate_max_tokens: int = 120
     operator_max_tokens: int = 1500
     spacetime_max_tokens: int = 1000
@@ -78,7 +79,8 @@ class OperatorStages:
             return text, "off"
         r = await self.llm.complete(coref_messages(text), max_tokens=self.s.coref_max_tokens)
         out = r.text.strip()
-        if len(out) < self.s.coref_min_ratio * len(text.strip()):
+        n = len(text.strip())
+        if not self.s.coref_min_ratio * n <= len(out) <= self.s.coref_max_ratio * n:
             return text, "fallback_original"
         return out, "ok"
 

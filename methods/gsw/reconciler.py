@@ -99,7 +99,7 @@ class Reconciler:
         self.ff_max_tokens = ff_max_tokens
         self.space_time = space_time
         self.stats: dict[str, int] = {k: 0 for k in (
-            "chunks", "entities_created", "entities_merged", "nodes_merged", "propagations",
+            "chunks_merged", "entities_created", "entities_merged", "nodes_merged", "propagations",
             "ff_offered", "ff_answered", "ff_failed", "er_checks", "er_merged")}
         self._by_name: dict[str, str] = {}
         self._open: dict[str, deque[str]] = {}  # entity id -> its recent open question ids
@@ -163,7 +163,7 @@ class Reconciler:
         self.ws.add_chunk(chunk)
         if chunk.chapter not in self.ws.chapters:
             self.ws.chapters.append(chunk.chapter)
-        self.stats["chunks"] += 1
+        self.stats["chunks_merged"] += 1
         mapping: dict[str, str] = {}
         for ce in cw.entities.values():
             target = await self._resolve(ce)

@@ -18,7 +18,7 @@ from .workspace import Workspace, render_entity, render_text
 
 
 def _q(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")[:80] + '"'
+    return '"' + s[:80].replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def neighbourhood(ws: Workspace, entity_id: str) -> set[str]:
