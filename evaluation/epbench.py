@@ -37,7 +37,8 @@ def checks(question: str, retrieval_type: str, gold: list[str], scores: list[flo
            identified: list[str], answer: str, universe: Universe) -> dict[str, Any]:
     """The grounded credit and the matcher's result for one judged answer (model-free)."""
     kind = KIND_BY_RETRIEVAL.get(retrieval_type)
-    g = ground(answer, gold, scores, identified, kind, universe.values(kind), universe.generic_event_words)
+    g = ground(answer, gold, scores, identified, kind, universe.values(kind), universe.generic_event_words,
+               question)
     det = match_answer(question, retrieval_type, gold, answer, universe)
     return {
         "identified_items_grounded": g.identified_items, "unsupported_items": g.unsupported_items,
@@ -239,7 +240,8 @@ class EpBenchProtocol(Protocol):
         credit = metrics.get("credit", "raw")
         ag = metrics.get("agreement") or {}
         agree = (f"{fmt(ag.get('item_agreement'), 2)} / κ {fmt(ag.get('kappa'), 2)} "
-                 f"({ag.get('n_items', 0)} items)") if ag.get("n_items") else "–"
+                 f"({ag.get('n_items', 0)} items); questions {fmt(ag.get('question_agreement'), 2)}"
+                 ) if ag.get("n_questions") else "–"
         cols = ["overall", "judge agreement", *metrics["buckets"].keys()]
         head = "| method | " + " | ".join(cols) + " | simple recall | ctx tokens | cost USD |"
         sep = "|" + "---|" * (len(cols) + 4)
@@ -254,8 +256,9 @@ class EpBenchProtocol(Protocol):
         notes = ["", f"Cells: F1 ± bootstrap std (precision / recall), n questions; credit: **{credit}** "
                  f"({official}); judge: {modes}.",
                  "Judge agreement: share of gold-item credits (0 / 0.5 / 1) on which the LLM judge and "
-                 "the deterministic matcher agree / Cohen's kappa; disagreements are listed in "
-                 "metrics.json (agreement.disagreements)."]
+                 "the deterministic matcher agree / Cohen's kappa; questions: share with every credit "
+                 "equal (and, with nothing to find, both or neither seeing a claim); disagreements are "
+                 "listed in metrics.json (agreement.disagreements)."]
         bc = metrics.get("by_credit") or {}
         if bc:
             notes.append("Overall F1 by credit: " + "; ".join(

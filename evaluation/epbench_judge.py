@@ -84,16 +84,14 @@ async def judge_one(judge: ChatModel, question: str, gold: list[str], answer: st
 
 
 # -- two-pass judging ------------------------------------------------------------------------
-TWO_PASS_VERSION = "epbench-twopass-v1"
+TWO_PASS_VERSION = "epbench-twopass-v2"
 
 _EXTRACT_SYSTEM = (
     "You read one reply to a question about a story and write down what the reply claims. Return "
-    "JSON with two fields.\n"
-    "asserted_items: each distinct item (date, place, person, kind of event) that the reply gives "
-    "as part of its answer, in the reply's own words, one item per entry. Leave out items the reply "
-    "only repeats from the question, items it says it cannot find, and items it says did not happen. "
-    "If the reply declines or says the information is missing, the list is empty.\n"
-    "declines: true if the reply gives no answer at all."
+    "JSON with one field, asserted_items: every date, place, person or kind of event that the reply "
+    "gives as its answer, copied in the reply's own words, one per entry. Leave out what the reply "
+    "only repeats from the question, what it says it cannot find, and what it says did not happen. "
+    "If the reply declines or says the information is missing, return an empty list."
 )
 
 _MATCH_SYSTEM = (
@@ -109,12 +107,11 @@ _MATCH_SYSTEM = (
 
 class _Extraction(BaseModel):
     asserted_items: list[str] = Field(max_length=MAX_ITEMS)
-    declines: bool = False
 
 
 def extraction_messages(question: str, answer: str) -> list[dict[str, str]]:
     user = (f"Question:\n{question}\n\nReply:\n{answer}\n\n"
-            "Return the JSON object with asserted_items and declines.")
+            "Return the JSON object with asserted_items.")
     return [{"role": "system", "content": _EXTRACT_SYSTEM}, {"role": "user", "content": user}]
 
 
@@ -136,8 +133,8 @@ async def judge_two_pass(judge: ChatModel, question: str, gold: list[str], answe
                                             max_tokens=400)
     except JsonOutputError as exc:
         return {"judge_error": f"pass 1: {exc}", "judge_raw": exc.raw_outputs}
-    claimed = [] if ext.declines else list(dict.fromkeys(str(x).strip() for x in ext.asserted_items
-                                                         if str(x).strip()))
+    # no separate "declines" flag: small judges set it on list answers too; an empty list says it
+    claimed = list(dict.fromkeys(str(x).strip() for x in ext.asserted_items if str(x).strip()))
     out: dict[str, Any] = {"identified_items": claimed, "matching_score_raw": [0.0] * len(gold),
                            "explanation": "nothing claimed" if not claimed else "nothing to find",
                            "judge_cached": r1.cached}

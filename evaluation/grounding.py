@@ -222,6 +222,20 @@ FULL, PARTIAL = "full", "partial"
 STRING_KINDS = ("date", "location", "person")
 
 
+def _short_form(gold: str, text: str, known: Iterable[str]) -> bool:
+    """A place named by part of its name ("Snug Harbor", "the Natural History Museum").
+
+    One sentence must hold at least half of the name's words, among them a word no other known
+    place uses; without a list of known places nothing is distinctive and this never holds.
+    """
+    others = {stem(w) for v in known if normalize(v) != normalize(gold) for w in content_tokens(v)}
+    if not others:
+        return False
+    distinctive = {stem(w) for w in content_tokens(gold)} - others
+    return any(distinctive & {stem(t) for t in tokens(s)} and coverage(gold, s) >= 0.5
+               for s in sentences(text))
+
+
 GENERIC_EVENT_WORDS = wordset(
     "event night festival show exhibition workshop performance tournament competition fair class "
     "session party meeting conference contest tour day gathering celebration")
@@ -259,6 +273,8 @@ def gold_support(gold: str, text: str, kind: str | None, known: Iterable[str] = 
     if kind == "person" and len(words) >= 2:
         masked = _mask(text, known, gold)
         return PARTIAL if any(f" {w} " in masked for w in (words[0], words[-1])) else None
+    if kind == "location":
+        return FULL if _short_form(gold, text, known) else None
     if kind == "event_type":
         common = {stem(w) for w in generic}
         distinctive = [w for w in words if len(w) >= 5 and stem(w) not in common]
@@ -281,17 +297,34 @@ class Grounded:
         return max(len(self.identified_items), sum(1 for s in self.matching_score if s > 0))
 
 
+def unnamed_descriptions(text: str, known: Iterable[str], generic: frozenset[str] = GENERIC_EVENT_WORDS,
+                         question: str = "") -> int:
+    """Clauses that describe something (two words the question did not use) but name no known
+    event type, neither by name nor by a word only it uses: room for paraphrased event types."""
+    known = list(known)
+    asked = set(content_tokens(question))
+    n = 0
+    for clause in re.split(r",\s*|;\s*|\n|\band\b|\bthen\b", text):
+        if len([w for w in content_tokens(clause) if w not in asked]) < 2:
+            continue
+        if not any(phrase_in(v, clause, fuzzy=False) or gold_support(v, clause, "event_type", known, generic) == FULL
+                   for v in known):
+            n += 1
+    return n
+
+
 def ground(answer: str, gold: Sequence[str], scores: Sequence[float], identified: Sequence[str],
            kind: str | None, known: Iterable[str] = (),
-           generic: frozenset[str] = GENERIC_EVENT_WORDS) -> Grounded:
+           generic: frozenset[str] = GENERIC_EVENT_WORDS, question: str = "") -> Grounded:
     """Keep only the judge's claims and credits that the answer text supports.
 
     `gold` and `scores` are the de-duplicated gold list and the judge's scores for it; `kind` is
     the kind of item the question asks for (date, location, person, event_type, chapter).
-    Dates, places and people must occur in the answer. Event types may be paraphrased ("a coding
-    marathon"), so a credited event type the text does not name is left to the judge as long as
-    the answer holds a supported claim that names no known event type; a chapter-level credit
-    is kept unless the answer asserts nothing.
+    Dates, places and people must occur in the answer (a place may be named by a distinctive
+    part of its name). Event types may be paraphrased ("a coding marathon"), so a credited event
+    type the text does not name is left to the judge while the answer has room for it: a
+    supported claim, or a clause, that names no known event type. A chapter-level credit is kept
+    unless the answer asserts nothing.
     """
     text = assertive_text(answer)
     supported = [i for i in identified if item_supported(i, answer)]
@@ -304,7 +337,12 @@ def ground(answer: str, gold: Sequence[str], scores: Sequence[float], identified
         return out
     known = list(known)
     named = set(gold) | set(known)
-    spare = [i for i in supported if not any(phrase_in(v, i, fuzzy=False) for v in named)]
+    room = 0
+    if kind == "event_type":
+        asked = set(content_tokens(question))
+        spare = [i for i in supported if set(content_tokens(i)) - asked  # the cue is no claim
+                 and not any(phrase_in(v, i, fuzzy=False) for v in named)]
+        room = max(len(spare), unnamed_descriptions(text, named, generic, question))
     for k, (g, s) in enumerate(zip(gold, scores, strict=True)):
         if s <= 0:
             continue
@@ -313,8 +351,8 @@ def ground(answer: str, gold: Sequence[str], scores: Sequence[float], identified
             continue
         if how == PARTIAL:
             out.matching_score[k] = min(s, 0.5)
-        elif kind == "event_type" and spare:
-            spare.pop(0)
+        elif room > 0:
+            room -= 1
             out.left_to_judge.append(g)
         else:
             out.matching_score[k] = 0.0

@@ -44,5 +44,8 @@ def score_run(run: RunFolder, protocol: Protocol | None = None, policy: str | No
                               "subset", "context_cap", "protocol")}
     suffix = f"_{policy}" if policy else ""  # another policy never overwrites the run's own numbers
     run.write_json(f"metrics{suffix}.json", metrics)
+    agreement = metrics.get("agreement")
+    if isinstance(agreement, dict) and "disagreements" in agreement:  # listed for inspection
+        run.write_jsonl(f"judge_disagreements{suffix}.jsonl", agreement["disagreements"])
     run.write_text(f"results{suffix}.md", protocol.table(metrics, meta))
     return metrics

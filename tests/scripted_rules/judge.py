@@ -1,0 +1,38 @@
+"""Scripted replies for the two-pass EpBench judge prompts (evaluation/epbench_judge.py).
+
+Pass 1 (claims, blind to the gold list): the reply's comma / "and" separated parts, or nothing
+when it declines. Pass 2 (matching): a reference item scores 1 when some claimed item contains
+it, case-insensitively. Deterministic, so tests can predict every score.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_DECLINE = re.compile(r"\b(cannot|can't|could not|no information|not mentioned|does not)\b", re.I)
+
+
+def _extract(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
+    user = messages[-1]["content"]
+    m = re.search(r"\nReply:\n(.*)\n\nReturn the JSON object with asserted_items", user, re.S)
+    reply = m.group(1).strip() if m else ""
+    if not reply or _DECLINE.search(reply):
+        return json.dumps({"asserted_items": []})
+    parts = [p.strip(" .") for p in re.split(r",\s*(?:and\s+)?|\s+and\s+|\n", reply)]
+    return json.dumps({"asserted_items": [p for p in parts if p][:10]})
+
+
+def _match(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
+    user = messages[-1]["content"]
+    gold = json.loads(re.search(r"Reference items:\n(\[.*?\])\n", user, re.S).group(1))
+    claimed = json.loads(re.search(r"Claimed items:\n(\[.*?\])\n", user, re.S).group(1))
+    scores = [1 if any(g.lower() in c.lower() for c in claimed) else 0 for g in gold]
+    return json.dumps({"matching_score": scores, "explanation": "scripted two-pass match"})
+
+
+RULES = [
+    (r"You read one reply to a question about a story and write down what the reply claims", _extract),
+    (r"You compare two lists\. Reference items are the correct answer", _match),
+]
