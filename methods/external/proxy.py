@@ -25,6 +25,7 @@ import numpy as np
 
 from model_access.chat import ChatModel
 from model_access.embed import Embedder
+from model_access.loopback import LoopbackService
 from model_access.usage import current_stage
 
 
@@ -48,52 +49,37 @@ def _text_of(content: Any) -> str:
     return str(content)
 
 
-class ModelProxy:
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that gave up (timeout, retry) is not an error worth a traceback."""
+        import sys
+
+        exc = sys.exc_info()[1]
+        if isinstance(exc, ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
+class ModelProxy(LoopbackService):
     """`/v1/chat/completions` and `/v1/embeddings` backed by framework components."""
 
+    name = "proxy"
+    server_class = _QuietServer
+
     def __init__(self, chat: ChatModel, embedder: Embedder, host: str = "127.0.0.1"):
+        super().__init__(host, 0)
         self.chat = _private_copy(chat)
         self.embedder = _private_copy(embedder)
-        self.host = host
         self.context: contextvars.Context | None = None  # set by the job that is running
         self.counts = {"chat": 0, "embeddings": 0, "errors": 0}
         self._counts_lock = threading.Lock()
         self._inflight: dict[str, concurrent.futures.Future] = {}
         self._inflight_lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._threads: list[threading.Thread] = []
 
-    @property
-    def base_url(self) -> str:
-        if self._httpd is None:
-            raise RuntimeError("ModelProxy is not started")
-        return f"http://{self.host}:{self._httpd.server_address[1]}/v1"
-
-    def start(self) -> str:
-        if self._httpd is not None:
-            return self.base_url
-        self._loop = asyncio.new_event_loop()
-        t_loop = threading.Thread(target=self._loop.run_forever, name="proxy-loop", daemon=True)
-        t_loop.start()
-        self._httpd = _QuietServer((self.host, 0), _make_handler(self))
-        self._httpd.daemon_threads = True
-        t_http = threading.Thread(target=self._httpd.serve_forever, name="proxy-http", daemon=True)
-        t_http.start()
-        self._threads = [t_loop, t_http]
-        return self.base_url
-
-    def close(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            for t in self._threads:
-                t.join(timeout=5)
-            self._loop.close()
-            self._loop = None
+    def handler_class(self) -> type[BaseHTTPRequestHandler]:
+        return _make_handler(self)
 
     def bump(self, key: str) -> None:
         with self._counts_lock:
@@ -185,19 +171,6 @@ class ModelProxy:
             data.append({"object": "embedding", "index": i, "embedding": emb})
         return {"object": "list", "data": data, "model": req.get("model") or self.embedder.model,
                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
-
-
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that gave up (timeout, retry) is not an error worth a traceback."""
-        import sys
-
-        exc = sys.exc_info()[1]
-        if isinstance(exc, ConnectionError):
-            return
-        super().handle_error(request, client_address)
 
 
 def _make_handler(proxy: ModelProxy) -> type[BaseHTTPRequestHandler]:

@@ -1,0 +1,74 @@
+"""A loopback HTTP service whose requests run coroutines on one private event loop.
+
+Used by the embeddings endpoint and the baselines' model proxy: requests arrive on server
+threads, but the framework's async clients (and their caches) must see a single event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class LoopbackService:
+    """Start/stop plumbing; subclasses provide `handler_class()` and call `run(coro)`."""
+
+    name = "loopback"
+    server_class: type[ThreadingHTTPServer] = ThreadingHTTPServer
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0):
+        self.host, self.port = host, port
+        self._httpd: ThreadingHTTPServer | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._threads: list[threading.Thread] = []
+
+    def handler_class(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
+    @property
+    def base_url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError(f"{type(self).__name__} is not started")
+        return f"http://{self.host}:{self._httpd.server_address[1]}/v1"
+
+    def start(self) -> str:
+        if self._httpd is not None:
+            return self.base_url
+        self._loop = asyncio.new_event_loop()
+        loop_thread = threading.Thread(target=self._loop.run_forever, name=f"{self.name}-loop", daemon=True)
+        loop_thread.start()
+        self._httpd = self.server_class((self.host, self.port), self.handler_class())
+        self._httpd.daemon_threads = True
+        http_thread = threading.Thread(target=self._httpd.serve_forever, name=f"{self.name}-http", daemon=True)
+        http_thread.start()
+        self._threads = [loop_thread, http_thread]
+        return self.base_url
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """Run a coroutine on the service's loop from a request thread."""
+        assert self._loop is not None, "service not started"
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+
+    def close(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            for t in self._threads:
+                t.join(timeout=5)
+            self._loop.close()
+            self._loop = None
+
+    def __enter__(self) -> LoopbackService:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
