@@ -177,6 +177,10 @@ class EpBenchProtocol(Protocol):
             "judge_mode": sorted({j.get("judge_mode", "one_pass") for j in ok}),
             "n_judge_failed": len(judgments) - len(ok),
             "judge_failed_ids": [j["question_id"] for j in judgments if "judge_error" in j],
+            # the judge credited more gold items than it identified: P can exceed 1 under the
+            # official formula (kept as is for comparability); grounded credit removes these
+            "over_credited_ids": [j["question_id"] for j in ok
+                                  if sum(j["matching_score"]) > len(j["identified_items"])],
         }
         get_all = [j for j in ok if j.get("get") == "all"]
         out["get_all"] = agg(get_all)
@@ -270,5 +274,8 @@ class EpBenchProtocol(Protocol):
                          f"{gr['questions_changed']} question(s) changed.")
         if metrics.get("n_judge_failed"):
             notes.append(f"Judge failed on {metrics['n_judge_failed']} question(s): excluded, not scored 0.")
+        if metrics.get("over_credited_ids"):
+            notes.append(f"Judge credited more gold items than it identified on {len(metrics['over_credited_ids'])} "
+                         "question(s): under the official formula their precision exceeds 1 (see over_credited_ids).")
         policy = f"{metrics['policy']}, {credit} credit"
         return "\n".join([provenance_header(meta, policy), "", head, sep, line, *notes]) + "\n"

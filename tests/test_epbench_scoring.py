@@ -90,3 +90,10 @@ def test_bootstrap_is_seeded() -> None:
     b = EpBenchProtocol(resamples=300, seed=3).metrics(rows, [])
     assert a["overall"]["f1_std"] == b["overall"]["f1_std"]
     assert not math.isnan(a["overall"]["f1_std"])
+
+
+def test_over_crediting_judge_is_flagged_not_hidden() -> None:
+    rows = [_j("a", "2", ["X", "Y"], [1, 1], 1), _j("b", "1", ["X"], [1], 1)]
+    m = EpBenchProtocol(resamples=20).metrics(rows, [])
+    assert m["over_credited_ids"] == ["a"]
+    assert m["buckets"]["2"]["precision"] == 2.0  # the official formula, unclipped
