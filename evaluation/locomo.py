@@ -20,7 +20,7 @@ from model_access.chat import ChatModel
 from model_access.errors import JsonOutputError
 
 from .protocol import Protocol, fmt, provenance_header
-from .stats import bootstrap_std
+from .stats import bootstrap_std, nanmean
 from .text_overlap import evidence_recall, locomo_bleu1, locomo_f1
 
 PROMPT_VERSION = "locomo-judge-v1"
@@ -129,7 +129,7 @@ class LoCoMoProtocol(Protocol):
         for key in ("f1", "bleu1", "judge", "evidence_recall"):
             arr = np.array([r[key] for r in rows], dtype=float)
             out[key] = _mean(arr.tolist())
-            out[f"{key}_std"] = bootstrap_std(len(arr), lambda i, a=arr: _nanmean(a[i]),
+            out[f"{key}_std"] = bootstrap_std(len(arr), lambda i, a=arr: nanmean(a[i]),
                                               self.resamples, self.seed)
         out["n"] = len(rows)
         out["n_judged"] = sum(1 for r in rows if not math.isnan(r["judge"]))
@@ -183,8 +183,3 @@ class LoCoMoProtocol(Protocol):
         if metrics.get("n_judge_failed"):
             lines.append(f"Judge failed on {metrics['n_judge_failed']} question(s): excluded from J, not scored 0.")
         return "\n".join(lines) + "\n"
-
-
-def _nanmean(a: np.ndarray) -> float:
-    ok = a[~np.isnan(a)]
-    return float(ok.mean()) if ok.size else math.nan

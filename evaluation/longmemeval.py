@@ -20,7 +20,7 @@ from datasets.types import Dataset, Question
 from model_access.chat import ChatModel
 
 from .protocol import Protocol, fmt, provenance_header
-from .stats import bootstrap_std
+from .stats import bootstrap_std, nanmean
 from .text_overlap import evidence_recall
 
 ANSWER_PROMPT_VERSION = "lme-answer-v1"
@@ -134,7 +134,7 @@ class LongMemEvalProtocol(Protocol):
         return {
             "accuracy": float(acc.mean()) if acc.size else math.nan,
             "accuracy_std": bootstrap_std(len(acc), lambda i: float(acc[i].mean()), self.resamples, self.seed),
-            "evidence_recall": _nanmean(rec),
+            "evidence_recall": nanmean(rec),
             "n": len(rows),
         }
 
@@ -187,8 +187,3 @@ class LongMemEvalProtocol(Protocol):
         if metrics.get("n_judge_failed"):
             lines.append(f"Judge gave no yes/no on {metrics['n_judge_failed']} question(s): excluded, not scored 0.")
         return "\n".join(lines) + "\n"
-
-
-def _nanmean(a: np.ndarray) -> float:
-    ok = a[~np.isnan(a)]
-    return float(ok.mean()) if ok.size else math.nan

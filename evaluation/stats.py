@@ -24,6 +24,12 @@ def bootstrap_std(n: int, statistic: Stat, resamples: int = 1000, seed: int = 0)
     return float(np.std(values, ddof=1)) if len(values) > 1 else math.nan
 
 
+def nanmean(a: np.ndarray) -> float:
+    """Mean over defined values (NaN marks "not applicable", e.g. no evidence to recall)."""
+    ok = a[~np.isnan(a)]
+    return float(ok.mean()) if ok.size else math.nan
+
+
 def mean_std(values: Sequence[float], resamples: int = 1000, seed: int = 0) -> float:
     arr = np.asarray(values, dtype=float)
     return bootstrap_std(len(arr), lambda idx: float(arr[idx].mean()), resamples, seed)
