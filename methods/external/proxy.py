@@ -25,7 +25,7 @@ import numpy as np
 
 from model_access.chat import ChatModel
 from model_access.embed import Embedder
-from model_access.loopback import LoopbackService
+from model_access.loopback import JsonHandler, LoopbackService
 from model_access.usage import current_stage
 
 
@@ -174,20 +174,7 @@ class ModelProxy(LoopbackService):
 
 
 def _make_handler(proxy: ModelProxy) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def _send(self, status: int, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JsonHandler):
         def _send_stream(self, reply: dict[str, Any], include_usage: bool) -> None:
             """A complete answer as one SSE chunk, for clients that asked to stream."""
             base = {k: reply[k] for k in ("id", "created", "model")}
