@@ -1,0 +1,284 @@
+"""Kill and fault soak: nothing lost, nothing paid twice.
+
+Runs a scripted-server experiment (`run.py -m method=...` against tests/scripted_server.py)
+once without interruption, then again in a fresh folder with a fresh cache while SIGKILLing it at
+random points `--kills` times (resuming each time), with the server injecting 429 (Retry-After),
+500, timeouts, dropped connections and malformed JSON at `--fault-rate`. It then checks:
+
+- every method's metrics.json, judgments.jsonl and results.md are byte-identical to the
+  uninterrupted run's;
+- no model call was paid twice: no invocation sent a request whose answer was already in the
+  cache when it started (`repaid`, must be 0), and every distinct request got exactly one complete
+  answer except those in flight when a kill landed (`lost_in_flight`: paid, then lost with the
+  process before they could be stored; reported, bounded by the calls in flight at the kills);
+- the killed invocations' calls are in usage.jsonl (a killed run's cost is known).
+
+    python scripts/soak_kill.py                                  # 20 kills, GSW + LightRAG
+    python scripts/soak_kill.py --kills 0 --fault-rate 0.2       # the fault soak alone
+    python scripts/soak_kill.py --methods gsw embedding_rag --kills 5 --subset 2
+
+The LightRAG baseline needs its environment (`python scripts/setup_baselines.py lightrag`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from scripted_server import ScriptedServer  # noqa: E402
+
+from model_access.cache import cache_key  # noqa: E402
+
+COMPARED = ("metrics.json", "judgments.jsonl", "results.md")
+FAST_CLIENT = ["llm.timeout_s=2", "judge.timeout_s=2", "embedder.timeout_s=2", "llm.max_attempts=12",
+               "judge.max_attempts=12", "embedder.max_attempts=12", "llm.backoff_base_s=0.02",
+               "judge.backoff_base_s=0.02", "embedder.backoff_base_s=0.02"]
+
+
+def run_args(server: ScriptedServer, out: Path, data_dir: Path, methods: list[str], subset: int,
+             dataset: str) -> list[str]:
+    url = server.base_url
+    return [sys.executable, str(ROOT / "run.py"), "-m", f"method={','.join(methods)}",
+            f"dataset={dataset}", f"subset.n={subset}",
+            "llm=openai_compatible", f"llm.base_url={url}", "llm.model=scripted-llm",
+            "judge=openai_compatible", f"judge.base_url={url}", "judge.model=scripted-judge",
+            "embedder=openai_compatible", f"embedder.base_url={url}", "embedder.model=hashed-bow",
+            "tracking=none", f"data_dir={data_dir}", f"output_root={out / 'runs'}",
+            f"cache_path={out / 'cache.sqlite'}", *FAST_CLIENT]
+
+
+def paid_units(req: dict[str, Any]) -> list[tuple[str, set[str]]]:
+    """What a request pays for, each with the cache keys its answer is stored under: a chat
+    request is one unit; an embedding request one unit per text (after a resume the batches hold
+    different texts, so texts, not batches, are what must not be paid twice)."""
+    body = req["body"]
+    if req["path"].endswith("/embeddings"):
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        return [(f"embed|{body['model']}|{x}",
+                 {cache_key({"kind": "embed", "model": body["model"], "revision": None,
+                             "input_type": t, "text": x}) for t in ("document", "query")}) for x in texts]
+    return [("chat|" + json.dumps(body, sort_keys=True), {cache_key({"kind": "chat", "revision": None, **body})})]
+
+
+def answered_units(requests: list[dict[str, Any]]) -> Counter:
+    return Counter(u for r in requests if r["status"] == 200 and r["delivered"] for u, _ in paid_units(r))
+
+
+def cached_keys(path: Path) -> set[str]:
+    if not path.exists():
+        return set()
+    db = sqlite3.connect(str(path))
+    try:
+        return {k for (k,) in db.execute("SELECT key FROM responses")}
+    finally:
+        db.close()
+
+
+def outputs(out: Path, methods: list[str], dataset: str) -> dict[str, dict[str, bytes]]:
+    found: dict[str, dict[str, bytes]] = {}
+    for m in methods:
+        dirs = sorted((out / "runs" / dataset).glob(f"{m}-*"))
+        if len(dirs) != 1:
+            raise AssertionError(f"expected one run folder for {m} under {out}, found {dirs}")
+        found[m] = {name: (dirs[0] / name).read_bytes() for name in COMPARED}
+    return found
+
+
+def _reap(proc: subprocess.Popen) -> None:
+    """After a kill -9 of run.py, its baseline workers must go too (they read a closed pipe)."""
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)  # a worker outlived its parent: reported below
+    raise AssertionError("a process of the killed run outlived it by 15 s")
+
+
+def soak(methods: list[str], kills: int, fault_rate: float, subset: int, workdir: Path, data_dir: Path,
+         seed: int = 0, dataset: str = "epbench20", say: Callable[[str], None] = print) -> dict[str, Any]:
+    """Run the reference and the soak; returns the report (raises AssertionError on a failure)."""
+    rng = random.Random(seed)
+    report: dict[str, Any] = {"methods": methods, "kills_planned": kills, "fault_rate": fault_rate}
+    with ScriptedServer() as server:
+        server.timeout_sleep_s = 2.5
+        server.retry_after_ms = 50
+        ref_dir, soak_dir = workdir / "reference", workdir / "soak"
+        t0 = time.monotonic()
+        ref = subprocess.run(run_args(server, ref_dir, data_dir, methods, subset, dataset),
+                             capture_output=True, text=True, cwd=ROOT, timeout=1800)
+        if ref.returncode != 0:
+            raise AssertionError(f"the uninterrupted run failed:\n{ref.stderr[-3000:]}")
+        with server.lock:
+            ref_requests = list(server.requests)
+        first = min(r["t"] for r in ref_requests) if ref_requests else t0
+        startup = first - t0  # process start, data loading, before the first model call
+        span = max(0.5, time.monotonic() - first)  # from the first model call to the end
+        report["reference"] = {"requests": len(ref_requests), "seconds": round(time.monotonic() - t0, 1)}
+        say(f"reference: {len(ref_requests)} requests in {report['reference']['seconds']} s")
+        expected = outputs(ref_dir, methods, dataset)
+        ref_units = answered_units(ref_requests)
+
+        server.set_fault_rate(fault_rate, seed=seed)
+        start = server.count()
+        repaid: list[str] = []
+        twice_in_one: list[str] = []
+        killed_ranges: list[tuple[int, int]] = []  # request index ranges of killed invocations
+        landed = torn = 0
+        args = run_args(server, soak_dir, data_dir, methods, subset, dataset)
+        for k in range(kills + 1):
+            before = cached_keys(soak_dir / "cache.sqlite")
+            n0 = server.count()
+            proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                    cwd=ROOT, start_new_session=True)
+            if k < kills:
+                hit = _kill_at_random(proc, server, n0, startup, span, kills, rng)
+                _reap(proc)
+                landed += hit
+                if hit:
+                    killed_ranges.append((n0, server.count()))
+                    torn += _tear_tails(soak_dir / "runs" / dataset, rng)
+            else:
+                _, err = proc.communicate(timeout=1800)
+                if proc.returncode != 0:
+                    raise AssertionError(f"the final resume failed:\n{err[-3000:]}")
+            with server.lock:
+                sent = server.requests[n0:]
+            for r in sent:  # was this answer already stored when the invocation started?
+                if r["fault"] is None:
+                    repaid += [u[:120] for u, keys in paid_units(r) if keys & before]
+            twice_in_one += [u[:120] for u, n in answered_units(sent).items() if n > ref_units[u]]
+        with server.lock:
+            soak_requests = server.requests[start:]
+        answered = answered_units(soak_requests)
+        final_keys = cached_keys(soak_dir / "cache.sqlite")
+        unmapped = [u for r in soak_requests if r["status"] == 200 and r["delivered"]
+                    for u, keys in paid_units(r) if not keys & final_keys]
+        lost = sum(max(0, n - ref_units[u]) for u, n in answered.items())
+        # a unit paid more often than in the reference: every extra answer must have been lost
+        # with an invocation that was killed (never with one that ran to its end)
+        extra = {u for u, n in answered.items() if n > ref_units[u]}
+        in_killed = Counter(u for a, b in killed_ranges for u in answered_units(server.requests[a:b]))
+        unexplained = [u[:120] for u in extra if answered[u] - ref_units[u] > in_killed[u]]
+        report.update({
+            "kills_landed": landed, "torn_tails_written": torn, "soak_requests": len(soak_requests),
+            "faults_injected": dict(Counter(r["fault"] for r in soak_requests if r["fault"])),
+            "paid_units": sum(answered.values()), "reference_paid_units": sum(ref_units.values()),
+            "repaid": len(repaid), "paid_twice_in_one_invocation": len(twice_in_one),
+            "lost_in_flight": lost,
+            "missing_answers": sorted(set(ref_units) - set(answered))[:5],
+        })
+        got = outputs(soak_dir, methods, dataset)
+        report["identical"] = {m: {n: got[m][n] == expected[m][n] for n in COMPARED} for m in methods}
+        report["usage_journal"] = _journal_report(soak_dir, dataset, methods)
+    say(json.dumps(report, indent=1))
+    problems = []
+    if unmapped:
+        problems.append(f"{len(unmapped)} answered request(s) map to no cache key: the soak's key "
+                        f"mapping is out of date with model_access (first: {unmapped[0][:120]})")
+    if twice_in_one:
+        problems.append(f"{len(twice_in_one)} call(s) answered twice within one invocation: {twice_in_one[:3]}")
+    if repaid:
+        problems.append(f"{len(repaid)} call(s) paid again although already cached: {repaid[:3]}")
+    if report["missing_answers"]:
+        problems.append(f"requests of the reference never answered in the soak: {report['missing_answers']}")
+    if set(answered) - set(ref_units):
+        problems.append(f"{len(set(answered) - set(ref_units))} call(s) the reference never made")
+    if unexplained:
+        problems.append(f"{len(unexplained)} call(s) paid again that no kill explains: {unexplained[:3]}")
+    if not all(all(v.values()) for v in report["identical"].values()):
+        problems.append(f"outputs differ from the uninterrupted run: {report['identical']}")
+    if problems:
+        raise AssertionError("; ".join(problems))
+    return report
+
+
+def _kill_at_random(proc: subprocess.Popen, server: ScriptedServer, n0: int, startup: float, span: float,
+                    kills: int, rng: random.Random) -> int:
+    """SIGKILL at a random point: mostly a random time after the invocation's first new request
+    (spread so that the kills cover the whole run), sometimes a random time after launch (start-up,
+    replay from the cache, scoring, writing files). Returns 1 if the kill landed."""
+    launched = time.monotonic()
+    if rng.random() < 0.25:
+        delay = rng.uniform(0, startup + span)
+    else:
+        while server.count() == n0 and proc.poll() is None and time.monotonic() - launched < 600:
+            time.sleep(0.01)
+        delay = rng.uniform(0, span * min(1.0, 3 / max(1, kills)))
+    deadline = time.monotonic() + delay
+    while proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    if proc.poll() is not None:
+        return 0  # it finished first: the next invocation resumes a finished run
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    return 1
+
+
+def _tear_tails(runs: Path, rng: random.Random) -> int:
+    """Simulate a power loss mid-write: cut the last line of a per-question file in half (a
+    SIGKILL cannot tear a single write(); the resumed run must still detect and drop this)."""
+    torn = 0
+    for path in sorted(runs.glob("*/*.jsonl")):
+        if path.name in {"predictions.jsonl", "judgments.jsonl"} and rng.random() < 0.5:
+            data = path.read_bytes()
+            lines = data.splitlines(keepends=True)
+            if lines:
+                path.write_bytes(data[: len(data) - len(lines[-1]) // 2 - 1])
+                torn += 1
+    return torn
+
+
+def _journal_report(out: Path, dataset: str, methods: list[str]) -> dict[str, Any]:
+    """Killed invocations are in usage.jsonl and usage.json's all_invocations."""
+    rep = {}
+    for m in methods:
+        run = next((out / "runs" / dataset).glob(f"{m}-*"))
+        usage = json.loads((run / "usage.json").read_text())
+        rep[m] = {"invocations": usage["all_invocations"]["invocations"],
+                  "interrupted": len(usage["all_invocations"]["interrupted"]),
+                  "fresh_calls_all_invocations": usage["all_invocations"]["totals"]["fresh"]["calls"]}
+    return rep
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kills", type=int, default=20)
+    ap.add_argument("--fault-rate", type=float, default=0.0)
+    ap.add_argument("--methods", nargs="+", default=["gsw", "lightrag"])
+    ap.add_argument("--subset", type=int, default=4, help="questions (stratified subset)")
+    ap.add_argument("--dataset", default="epbench20")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--data-dir", type=Path, default=ROOT / "data")
+    ap.add_argument("--workdir", type=Path, default=None, help="default: a temporary folder")
+    a = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="memeval-soak-") as tmp:
+        work = a.workdir or Path(tmp)
+        try:
+            soak(a.methods, a.kills, a.fault_rate, a.subset, work, a.data_dir.resolve(), a.seed, a.dataset)
+        except AssertionError as exc:
+            print(f"SOAK FAILED: {exc}", file=sys.stderr)
+            return 1
+    print("SOAK PASSED")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
