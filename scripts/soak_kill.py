@@ -188,6 +188,8 @@ def soak(methods: list[str], kills: int, fault_rate: float, subset: int, workdir
         got = outputs(soak_dir, methods, dataset)
         report["identical"] = {m: {n: got[m][n] == expected[m][n] for n in COMPARED} for m in methods}
         report["usage_journal"] = _journal_report(soak_dir, dataset, methods)
+        report["answered_requests"] = sum(1 for r in soak_requests if r["status"] == 200 and r["delivered"])
+        journaled = sum(j["fresh_calls_all_invocations"] for j in report["usage_journal"].values())
     say(json.dumps(report, indent=1))
     problems = []
     if unmapped:
@@ -201,6 +203,10 @@ def soak(methods: list[str], kills: int, fault_rate: float, subset: int, workdir
         problems.append(f"requests of the reference never answered in the soak: {report['missing_answers']}")
     if set(answered) - set(ref_units):
         problems.append(f"{len(set(answered) - set(ref_units))} call(s) the reference never made")
+    if not len(ref_requests) <= journaled <= report["answered_requests"]:
+        problems.append(f"usage.jsonl holds {journaled} fresh calls; the run needed {len(ref_requests)} "
+                        f"and the server answered {report['answered_requests']}: a killed invocation's "
+                        "calls went unrecorded")
     if unexplained:
         problems.append(f"{len(unexplained)} call(s) paid again that no kill explains: {unexplained[:3]}")
     if not all(all(v.values()) for v in report["identical"].values()):
