@@ -2,8 +2,9 @@
 
 Runs a scripted-server experiment (`run.py -m method=...` against tests/scripted_server.py)
 once without interruption, then again in a fresh folder with a fresh cache while SIGKILLing it at
-random points `--kills` times (resuming each time), with the server injecting 429 (Retry-After),
-500, timeouts, dropped connections and malformed JSON at `--fault-rate`. It then checks:
+random points `--kills` times (resuming each time; the kill soak), and again while the server
+injects 429 (Retry-After), 500, timeouts, dropped connections and malformed JSON at
+`--fault-rate` (the fault soak; `--combined` does both in one soak). Each soak checks:
 
 - every method's metrics.json, judgments.jsonl and results.md are byte-identical to the
   uninterrupted run's;
@@ -13,9 +14,9 @@ random points `--kills` times (resuming each time), with the server injecting 42
   process before they could be stored; reported, bounded by the calls in flight at the kills);
 - the killed invocations' calls are in usage.jsonl (a killed run's cost is known).
 
-    python scripts/soak_kill.py                                  # 20 kills, GSW + LightRAG
-    python scripts/soak_kill.py --kills 0 --fault-rate 0.2       # the fault soak alone
-    python scripts/soak_kill.py --methods gsw embedding_rag --kills 5 --subset 2
+    python scripts/soak_kill.py              # GSW + LightRAG: 20 kills, then 20% faults
+    python scripts/soak_kill.py --kills 0    # the fault soak alone
+    python scripts/soak_kill.py --methods gsw embedding_rag --kills 5 --subset 2 --combined
 
 The LightRAG baseline needs its environment (`python scripts/setup_baselines.py lightrag`).
 """
@@ -34,6 +35,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +102,8 @@ def outputs(out: Path, methods: list[str], dataset: str) -> dict[str, dict[str, 
 
 
 def _reap(proc: subprocess.Popen) -> None:
-    """After a kill -9 of run.py, its baseline workers must go too (they read a closed pipe)."""
+    """After a kill -9 of run.py, nothing of its process group may live on. (Baseline workers
+    run in sessions of their own and stop themselves when their parent is gone.)"""
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
         try:
@@ -112,44 +115,68 @@ def _reap(proc: subprocess.Popen) -> None:
     raise AssertionError("a process of the killed run outlived it by 15 s")
 
 
-def soak(methods: list[str], kills: int, fault_rate: float, subset: int, workdir: Path, data_dir: Path,
-         seed: int = 0, dataset: str = "epbench20", say: Callable[[str], None] = print) -> dict[str, Any]:
-    """Run the reference and the soak; returns the report (raises AssertionError on a failure)."""
-    rng = random.Random(seed)
-    report: dict[str, Any] = {"methods": methods, "kills_planned": kills, "fault_rate": fault_rate}
-    with ScriptedServer() as server:
-        server.timeout_sleep_s = 2.5
-        server.retry_after_ms = 50
-        ref_dir, soak_dir = workdir / "reference", workdir / "soak"
-        t0 = time.monotonic()
-        ref = subprocess.run(run_args(server, ref_dir, data_dir, methods, subset, dataset),
-                             capture_output=True, text=True, cwd=ROOT, timeout=1800)
-        if ref.returncode != 0:
-            raise AssertionError(f"the uninterrupted run failed:\n{ref.stderr[-3000:]}")
-        with server.lock:
-            ref_requests = list(server.requests)
-        first = min(r["t"] for r in ref_requests) if ref_requests else t0
-        startup = first - t0  # process start, data loading, before the first model call
-        span = max(0.5, time.monotonic() - first)  # from the first model call to the end
-        report["reference"] = {"requests": len(ref_requests), "seconds": round(time.monotonic() - t0, 1)}
-        say(f"reference: {len(ref_requests)} requests in {report['reference']['seconds']} s")
-        expected = outputs(ref_dir, methods, dataset)
-        ref_units = answered_units(ref_requests)
+@dataclass
+class Reference:
+    """The uninterrupted run: its outputs, its requests and how long its phases took."""
 
-        server.set_fault_rate(fault_rate, seed=seed)
-        start = server.count()
-        repaid: list[str] = []
-        twice_in_one: list[str] = []
-        killed_ranges: list[tuple[int, int]] = []  # request index ranges of killed invocations
-        landed = torn = 0
-        args = run_args(server, soak_dir, data_dir, methods, subset, dataset)
+    methods: list[str]
+    subset: int
+    dataset: str
+    data_dir: Path
+    requests: list[dict[str, Any]]
+    outputs: dict[str, dict[str, bytes]]
+    startup: float  # launch to the first model call
+    span: float  # first model call to the end
+
+
+def run_reference(server: ScriptedServer, workdir: Path, methods: list[str], subset: int, data_dir: Path,
+                  dataset: str = "epbench20", say: Callable[[str], None] = print) -> Reference:
+    """Run the experiment once, uninterrupted and fault-free, with its own cache."""
+    server.set_fault_rate(0.0)
+    out = workdir / "reference"
+    n0, t0 = server.count(), time.monotonic()
+    ref = subprocess.run(run_args(server, out, data_dir, methods, subset, dataset),
+                         capture_output=True, text=True, cwd=ROOT, timeout=1800)
+    if ref.returncode != 0:
+        raise AssertionError(f"the uninterrupted run failed:\n{ref.stderr[-3000:]}")
+    with server.lock:
+        requests = list(server.requests[n0:])
+    first = min(r["t"] for r in requests) if requests else t0
+    seconds = time.monotonic() - t0
+    say(f"reference: {len(requests)} requests in {seconds:.1f} s")
+    return Reference(methods, subset, dataset, data_dir, requests, outputs(out, methods, dataset),
+                     first - t0, max(0.5, time.monotonic() - first))
+
+
+def soak(server: ScriptedServer, ref: Reference, kills: int, fault_rate: float, workdir: Path,
+         seed: int = 0, say: Callable[[str], None] = print) -> dict[str, Any]:
+    """Run the experiment again in a fresh folder with a fresh cache, killed `kills` times and
+    with faults at `fault_rate`; returns the report, raises AssertionError on any failure."""
+    rng = random.Random(seed)
+    methods, dataset = ref.methods, ref.dataset
+    report: dict[str, Any] = {"methods": methods, "kills_planned": kills, "fault_rate": fault_rate,
+                              "reference_requests": len(ref.requests)}
+    ref_units = answered_units(ref.requests)
+    soak_dir = workdir / f"soak-k{kills}-f{fault_rate:g}-s{seed}"
+    server.timeout_sleep_s = 2.5
+    server.retry_after_ms = 50
+    server.set_fault_rate(fault_rate, seed=seed)
+    start = server.count()
+    repaid: list[str] = []
+    twice_in_one: list[str] = []
+    killed_ranges: list[tuple[int, int]] = []  # request index ranges of killed invocations
+    landed = torn = 0
+    args = run_args(server, soak_dir, ref.data_dir, methods, ref.subset, dataset)
+    try:
         for k in range(kills + 1):
             before = cached_keys(soak_dir / "cache.sqlite")
             n0 = server.count()
             proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                     cwd=ROOT, start_new_session=True)
             if k < kills:
-                hit = _kill_at_random(proc, server, n0, startup, span, kills, rng)
+                done = sum(answered_units(server.requests[start:n0]).values())  # work already paid
+                left = max(0.1, 1 - done / max(1, sum(ref_units.values())))
+                hit = _kill_at_random(proc, server, n0, ref.startup, ref.span * left, kills - k, rng)
                 _reap(proc)
                 landed += hit
                 if hit:
@@ -165,31 +192,33 @@ def soak(methods: list[str], kills: int, fault_rate: float, subset: int, workdir
                 if r["fault"] is None:
                     repaid += [u[:120] for u, keys in paid_units(r) if keys & before]
             twice_in_one += [u[:120] for u, n in answered_units(sent).items() if n > ref_units[u]]
-        with server.lock:
-            soak_requests = server.requests[start:]
-        answered = answered_units(soak_requests)
-        final_keys = cached_keys(soak_dir / "cache.sqlite")
-        unmapped = [u for r in soak_requests if r["status"] == 200 and r["delivered"]
-                    for u, keys in paid_units(r) if not keys & final_keys]
-        lost = sum(max(0, n - ref_units[u]) for u, n in answered.items())
-        # a unit paid more often than in the reference: every extra answer must have been lost
-        # with an invocation that was killed (never with one that ran to its end)
-        extra = {u for u, n in answered.items() if n > ref_units[u]}
-        in_killed = Counter(u for a, b in killed_ranges for u in answered_units(server.requests[a:b]))
-        unexplained = [u[:120] for u in extra if answered[u] - ref_units[u] > in_killed[u]]
-        report.update({
-            "kills_landed": landed, "torn_tails_written": torn, "soak_requests": len(soak_requests),
-            "faults_injected": dict(Counter(r["fault"] for r in soak_requests if r["fault"])),
-            "paid_units": sum(answered.values()), "reference_paid_units": sum(ref_units.values()),
-            "repaid": len(repaid), "paid_twice_in_one_invocation": len(twice_in_one),
-            "lost_in_flight": lost,
-            "missing_answers": sorted(set(ref_units) - set(answered))[:5],
-        })
-        got = outputs(soak_dir, methods, dataset)
-        report["identical"] = {m: {n: got[m][n] == expected[m][n] for n in COMPARED} for m in methods}
-        report["usage_journal"] = _journal_report(soak_dir, dataset, methods)
-        report["answered_requests"] = sum(1 for r in soak_requests if r["status"] == 200 and r["delivered"])
-        journaled = sum(j["fresh_calls_all_invocations"] for j in report["usage_journal"].values())
+    finally:
+        server.set_fault_rate(0.0)
+    with server.lock:
+        soak_requests = server.requests[start:]
+    answered = answered_units(soak_requests)
+    final_keys = cached_keys(soak_dir / "cache.sqlite")
+    unmapped = [u for r in soak_requests if r["status"] == 200 and r["delivered"]
+                for u, keys in paid_units(r) if not keys & final_keys]
+    lost = sum(max(0, n - ref_units[u]) for u, n in answered.items())
+    # a unit paid more often than in the reference: every extra answer must have been lost
+    # with an invocation that was killed (never with one that ran to its end)
+    extra = {u for u, n in answered.items() if n > ref_units[u]}
+    in_killed = Counter(u for a, b in killed_ranges for u in answered_units(server.requests[a:b]))
+    unexplained = [u[:120] for u in extra if answered[u] - ref_units[u] > in_killed[u]]
+    report.update({
+        "kills_landed": landed, "torn_tails_written": torn, "soak_requests": len(soak_requests),
+        "faults_injected": dict(Counter(r["fault"] for r in soak_requests if r["fault"])),
+        "paid_units": sum(answered.values()), "reference_paid_units": sum(ref_units.values()),
+        "repaid": len(repaid), "paid_twice_in_one_invocation": len(twice_in_one),
+        "lost_in_flight": lost,
+        "missing_answers": sorted(set(ref_units) - set(answered))[:5],
+    })
+    got = outputs(soak_dir, methods, dataset)
+    report["identical"] = {m: {n: got[m][n] == ref.outputs[m][n] for n in COMPARED} for m in methods}
+    report["usage_journal"] = _journal_report(soak_dir, dataset, methods)
+    report["answered_requests"] = sum(1 for r in soak_requests if r["status"] == 200 and r["delivered"])
+    journaled = sum(j["fresh_calls_all_invocations"] for j in report["usage_journal"].values())
     say(json.dumps(report, indent=1))
     problems = []
     if unmapped:
@@ -203,8 +232,8 @@ def soak(methods: list[str], kills: int, fault_rate: float, subset: int, workdir
         problems.append(f"requests of the reference never answered in the soak: {report['missing_answers']}")
     if set(answered) - set(ref_units):
         problems.append(f"{len(set(answered) - set(ref_units))} call(s) the reference never made")
-    if not len(ref_requests) <= journaled <= report["answered_requests"]:
-        problems.append(f"usage.jsonl holds {journaled} fresh calls; the run needed {len(ref_requests)} "
+    if not len(ref.requests) <= journaled <= report["answered_requests"]:
+        problems.append(f"usage.jsonl holds {journaled} fresh calls; the run needed {len(ref.requests)} "
                         f"and the server answered {report['answered_requests']}: a killed invocation's "
                         "calls went unrecorded")
     if unexplained:
@@ -219,8 +248,9 @@ def soak(methods: list[str], kills: int, fault_rate: float, subset: int, workdir
 def _kill_at_random(proc: subprocess.Popen, server: ScriptedServer, n0: int, startup: float, span: float,
                     kills: int, rng: random.Random) -> int:
     """SIGKILL at a random point: mostly a random time after the invocation's first new request
-    (spread so that the kills cover the whole run), sometimes a random time after launch (start-up,
-    replay from the cache, scoring, writing files). Returns 1 if the kill landed."""
+    (spread so that the remaining kills cover the remaining work, `span` seconds of it), sometimes
+    a random time after launch (start-up, replay from the cache, scoring, writing files). Returns
+    1 if the kill landed."""
     launched = time.monotonic()
     if rng.random() < 0.25:
         delay = rng.uniform(0, startup + span)
@@ -266,8 +296,9 @@ def _journal_report(out: Path, dataset: str, methods: list[str]) -> dict[str, An
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--kills", type=int, default=20)
-    ap.add_argument("--fault-rate", type=float, default=0.0)
+    ap.add_argument("--kills", type=int, default=20, help="the kill soak's kills (0: skip it)")
+    ap.add_argument("--fault-rate", type=float, default=0.2, help="the fault soak's rate (0: skip it)")
+    ap.add_argument("--combined", action="store_true", help="one soak with both kills and faults")
     ap.add_argument("--methods", nargs="+", default=["gsw", "lightrag"])
     ap.add_argument("--subset", type=int, default=4, help="questions (stratified subset)")
     ap.add_argument("--dataset", default="epbench20")
@@ -275,10 +306,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data-dir", type=Path, default=ROOT / "data")
     ap.add_argument("--workdir", type=Path, default=None, help="default: a temporary folder")
     a = ap.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="memeval-soak-") as tmp:
+    plans = ([(a.kills, a.fault_rate)] if a.combined else
+             [p for p in ((a.kills, 0.0), (0, a.fault_rate)) if p != (0, 0.0)])
+    with tempfile.TemporaryDirectory(prefix="memeval-soak-") as tmp, ScriptedServer() as server:
         work = a.workdir or Path(tmp)
         try:
-            soak(a.methods, a.kills, a.fault_rate, a.subset, work, a.data_dir.resolve(), a.seed, a.dataset)
+            ref = run_reference(server, work, a.methods, a.subset, a.data_dir.resolve(), a.dataset)
+            for kills, rate in plans:
+                print(f"-- soak: {kills} kills, fault rate {rate:g}", flush=True)
+                soak(server, ref, kills, rate, work, a.seed)
         except AssertionError as exc:
             print(f"SOAK FAILED: {exc}", file=sys.stderr)
             return 1
