@@ -152,7 +152,10 @@ class ScriptedServer:
                 pass
 
             def do_POST(self) -> None:  # noqa: N802 - http.server API
-                req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                try:
+                    req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                except ValueError:  # the client died while sending: nothing arrived to answer
+                    return self._drop()
                 record: dict[str, Any] = {"path": self.path, "body": req, "headers": dict(self.headers),
                                           "fault": None, "status": None, "delivered": False,
                                           "t": time.monotonic()}
