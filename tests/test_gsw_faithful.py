@@ -236,10 +236,10 @@ def _calls(fn) -> int:  # noqa: ANN001
 def test_entity_facts_of_a_global_workspace_are_linear() -> None:
     """Facts of every (chapter, entity) entry: 4x the chapters costs about 4x the work (counted
     in Python calls, not timed). Recurring entities have a history across the whole book, so a
-    per-entry scan of that history would be quadratic (about 16x)."""
+    per-entry scan of that history grows faster (quadratic in the limit)."""
     small, big = _global_ws(10), _global_ws(40)
     positions = {str(i): i for i in range(40)}
     w_small = _calls(lambda: entries_from(small, positions))
     w_big = _calls(lambda: entries_from(big, positions))
     assert len(entries_from(big, positions)) > 3.5 * len(entries_from(small, positions))
-    assert w_big / w_small < 6, (w_small, w_big)
+    assert w_big / w_small < 5, (w_small, w_big)  # the per-entry scan it replaces measured about 6.8

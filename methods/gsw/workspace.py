@@ -233,6 +233,7 @@ class FactIndex:
         self.vbe = vbe if vbe is not None else verbs_by_entity(ws)
         self._spans: dict[str, tuple[int, int]] | None = None
         self._rows: dict[str, dict[str | None, list[tuple[int, int, str]]]] = {}
+        self._pos: dict[str, list[int]] = {}
 
     def spans(self) -> dict[str, tuple[int, int]]:
         """chapter -> (first, last) chunk position."""
@@ -243,6 +244,12 @@ class FactIndex:
                 spans[c.chapter] = (lo, i)
             self._spans = spans
         return self._spans
+
+    def _positions(self, node: SpaceTimeNode) -> list[int]:
+        """Chunk positions of a node's stamps (in order), computed once per node."""
+        if node.id not in self._pos:
+            self._pos[node.id] = [self.ws.chunk_pos(s.chunk) for s in node.history]
+        return self._pos[node.id]
 
     def _own_rows(self, eid: str) -> dict[str | None, list[tuple[int, int, str]]]:
         """Roles, actions and past values of one entity, bucketed by chapter (one pass, cached)."""
@@ -278,13 +285,14 @@ class FactIndex:
                 node = ws.node_of(eid, kind)  # type: ignore[arg-type]
                 if node is None:
                     continue
-                lo = ws.since_index(node, ws.entities[eid].since.get(kind))
-                hi = len(node.history)
+                positions = self._positions(node)
+                since = ws.entities[eid].since.get(kind)
+                lo = bisect.bisect_left(positions, ws.chunk_pos(since)) if since else 0
+                hi = len(positions)
                 if chapter is not None:
                     first, last = self.spans().get(chapter, (0, -1))
-                    pos = ws.chunk_pos
-                    lo = max(lo, bisect.bisect_left(node.history, first, key=lambda s: pos(s.chunk)))
-                    hi = bisect.bisect_right(node.history, last, key=lambda s: pos(s.chunk))
+                    lo = max(lo, bisect.bisect_left(positions, first))
+                    hi = bisect.bisect_right(positions, last)
                 for s in node.history[lo:hi]:
                     rows.append((ws.chunk_pos(s.chunk), 2, _stamp_line(eid, s, label)))
         rows.sort(key=lambda t: (t[0], t[1]))
