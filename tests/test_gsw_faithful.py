@@ -243,3 +243,31 @@ def test_entity_facts_of_a_global_workspace_are_linear() -> None:
     w_big = _calls(lambda: entries_from(big, positions))
     assert len(entries_from(big, positions)) > 3.5 * len(entries_from(small, positions))
     assert w_big / w_small < 5, (w_small, w_big)  # the per-entry scan it replaces measured about 6.8
+
+
+def test_audit_script_measures_copied_examples_drops_and_open_questions(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import json
+
+    from audit_gsw_operator import main
+
+    ws = Workspace(scope="1", chapters=["1"])
+    rec = Reconciler(ws, forward_falling=False)
+    copying = OperatorOutput.model_validate({"entities": [
+        {"id": "e1", "name": "Ida Wren", "roles": [{"role": "workshop instructor", "states": ["nervous"]}]},
+        {"id": "e2", "name": "Bethpage Black Course"}],
+        "verb_phrases": [{"phrase": "sailed", "questions": [
+            {"kind": "who", "question": "Who sailed?", "answer_entity_ids": ["e1"]},
+            {"kind": "where", "question": "Where?", "answer_text": "not stated"}]}]})
+    clean = OperatorOutput.model_validate({"entities": [{"id": "e1", "name": "Ida Wren", "roles": [{"role": "skipper"}]}]})
+    for i, (op, text) in enumerate([(copying, "Ida Wren sailed."), (clean, "Ida Wren rested.")]):
+        run(rec.add(chunk_workspace(ChunkRecord(id=f"1.{i}", chapter="1", index=i, text=text), op, None)))
+    folder = tmp_path / "gsw-x" / "book"
+    (folder / "chapters").mkdir(parents=True)
+    (folder / "chapters" / "1.json").write_text(json.dumps(ws.to_json()))
+    assert main([str(tmp_path / "gsw-x"), "--json"]) == 0
+    total = json.loads(capsys.readouterr().out)[0]["total"]
+    assert total["replies"] == 2 and total["replies_copying_old_examples"] == 1
+    assert total.get("replies_copying_new_examples", 0) == 0
+    assert total["entities_dropped"] == 1 and total["roles_dropped"] == 1 and total["ff_open"] == 1
+    assert main([str(folder)]) == 0 and "copying the old (benchmark) examples: 1/2 (50%)" in capsys.readouterr().out
