@@ -150,6 +150,8 @@ class GSW(MemoryMethod):
                                  space_time=self.space_time, max_tokens=self.summary_max_tokens)
         ws.meta["summaries"] = {**counts, "summaries_llm": counts["summaries_llm"] + int(
             (ws.meta.get("summaries") or {}).get("summaries_llm", 0))}
+        if not ws.meta.get("summary_failures"):
+            ws.meta.pop("summary_failures", None)
 
     async def _index_global(self, units: list[Unit], store: IndexStore, positions: dict[str, int],
                             stats: Counter[str]) -> list[Entry]:
@@ -188,6 +190,8 @@ class GSW(MemoryMethod):
                 space_time=self.space_time, max_tokens=self.summary_max_tokens, facts=facts, by_chapter=by_chapter)
                 for u in units))
             ws.meta["summaries"] = dict(sum((Counter(c) for c in counts), Counter()))
+            if not ws.meta.get("summary_failures"):
+                ws.meta.pop("summary_failures", None)
             self._save(store, "global/workspace", ws)
         _count(ws, stats)
         return entries_from(ws, positions, self.space_time)
