@@ -92,6 +92,7 @@ def test_predictive_questions_are_kept_offered_and_answered() -> None:
 
     ws = Workspace(scope="1")
     rec = Reconciler(ws, llm=FakeLLM(reply))
+    run(rec.add(chunk("0.0", [("e1", "Olek Brandt", "clerk", [])])))  # workspace ids now differ from chunk ids
     rec_ = ChunkRecord(id="1.0", chapter="1", index=0, text="Ida Wren postponed the regatta at Bryn Cove.")
     op = OperatorOutput.model_validate({
         "entities": [{"id": "e1", "name": "Ida Wren"}, {"id": "e2", "name": "regatta at Bryn Cove"}],
@@ -101,6 +102,7 @@ def test_predictive_questions_are_kept_offered_and_answered() -> None:
     run(rec.add(chunk_workspace(rec_, op, None)))
     pred = [q for v in ws.verbs.values() for q in v.questions if q.kind == "predictive"]
     assert len(pred) == 1 and pred[0].is_open()
+    assert pred[0].about_ids == [ws.find("regatta at Bryn Cove").id]
     run(rec.add(chunk("1.1", [("e1", "regatta at Bryn Cove", "event", []), ("e2", "May 9, 2031", "date", [])],
                       text="The regatta at Bryn Cove will be held on May 9, 2031.")))
     assert pred[0].answer_text == "May 9, 2031" and pred[0].answered_in == "1.1"

@@ -201,7 +201,7 @@ class Reconciler:
                                        "name": ce.name})
             self._absorb(self.ws.entities[target], ce)
             mapping[ce.id] = target
-        self._touched: list[str] = []
+        self._touched = []
         if self.space_time:
             for kind in ("space", "time"):
                 groups = [(n.history[0].value if n.history else None,
@@ -211,7 +211,8 @@ class Reconciler:
                     self._couple_chunk(kind, groups, chunk.id)  # type: ignore[arg-type]
         for v in cw.verbs.values():
             nv = VerbPhrase(id=self.ws.new_id("v"), phrase=v.phrase, chunk=v.chunk, questions=[
-                q.model_copy(update={"id": self.ws.new_id("q"), "answer_ids": [mapping[a] for a in q.answer_ids]})
+                q.model_copy(update={"id": self.ws.new_id("q"), "answer_ids": [mapping[a] for a in q.answer_ids],
+                                     "about_ids": [mapping[a] for a in q.about_ids]})
                 for q in v.questions])
             self.ws.verbs[nv.id] = nv
             self._index_verb(nv)
