@@ -10,7 +10,8 @@ prompts (workspace format 1) as well as the new ones: it prints, per chapter and
   of the first prompt version, which came from the 20-chapter book, and of the current one),
   counted only where the chunk's own text does not contain that value;
 - what the output guard drops (or would drop, for an old index): invented entities, copied
-  roles, states, actions, place/time values;
+  roles, states, actions, place/time values; and how many entity names run to 5+ words
+  (clause-like names such as "The other participants watched in awe", counted, not dropped);
 - forward-falling questions: asked in one chunk and answered by a later one, or still open
   (answers such as "None" or "not stated" count as open), and the predictive ones among them.
 """
@@ -88,6 +89,7 @@ def audit(corpus: Path) -> dict[str, Any]:
         row["replies_copying_new_examples"] += bool(new)
         row["copied_values"] += len(old) + len(new)
         row["entities_in_replies"] += len(op.entities)
+        row["long_names"] += sum(1 for e in op.entities if len(e.name.split()) >= 5)  # clause-like names
         _, drops = guard_operator(op, c.get("text", ""))
         if st is not None:
             drops.update(guard_links(st, c.get("text", ""))[1])
@@ -122,6 +124,7 @@ def report(result: dict[str, Any]) -> str:
              f"  entities dropped by the guard: {_share(t.get('entities_dropped', 0), t.get('entities_in_replies', 0))}; "
              f"roles {t.get('roles_dropped', 0)}, states {t.get('states_dropped', 0)}, actions "
              f"{t.get('actions_dropped', 0)}, place/time values {t.get('link_values_dropped', 0)}",
+             f"  entity names of 5+ words (clause-like, kept): {_share(t.get('long_names', 0), t.get('entities_in_replies', 0))}",
              f"  forward-falling questions: answered later {t.get('ff_answered_later', 0)}, open {t.get('ff_open', 0)} "
              f"(predictive: answered {t.get('predictive_answered', 0)}, open {t.get('predictive_open', 0)})",
              "  per chapter: chapter replies copied_old copied_new entities_dropped ff_answered_later ff_open"]
