@@ -25,8 +25,7 @@ async def index_stage(c: Components, method: MemoryMethod, run: RunFolder) -> di
             t0 = time.perf_counter()
             indexes[cid] = await method.build_index(c.dataset.corpora[cid])
             report.append({"corpus_id": cid, "units": len(c.dataset.corpora[cid].units),
-                           "seconds": round(time.perf_counter() - t0, 3),
-                           **({"summary": summary} if (summary := method.index_summary(indexes[cid])) else {})})
+                           "seconds": round(time.perf_counter() - t0, 3)})
     run.write_json("index.json", {"method": method.name, "params": method.params(), "corpora": report,
                                   "index_folder": str(method.services.store_root)})
     return indexes

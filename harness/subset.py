@@ -25,12 +25,13 @@ def named_subset(questions: list[Question], name: str) -> list[Question]:
 def within_units(dataset: Dataset, questions: list[Question], n: int) -> list[Question]:
     """The questions whose gold units all lie in the first n units of their corpus (questions
     with no gold unit are kept): what a method indexing only n units (`method.max_chapters`)
-    can answer."""
+    can answer. The same selection as scripts/subset_within.py, as a recorded config setting."""
     firsts: dict[str, set[str]] = {}
     keep = []
     for q in questions:
         if q.corpus_id not in firsts:
-            firsts[q.corpus_id] = {u.id for u in dataset.corpus_for(q).units[:n]}
+            units = sorted(dataset.corpus_for(q).units, key=lambda u: u.position)
+            firsts[q.corpus_id] = {u.id for u in units[:n]}
         if set(q.gold_units) <= firsts[q.corpus_id]:
             keep.append(q)
     return keep

@@ -88,11 +88,6 @@ class MemoryMethod(ABC):
     async def retrieve(self, index: Any, question: Question) -> Retrieval:
         """The context for one question, within the services' context cap."""
 
-    def index_summary(self, index: Any) -> dict[str, Any]:
-        """JSON-ready facts about a built index for the run's index.json (sizes, failures, what
-        an output guard dropped); empty by default."""
-        return {}
-
     def params(self) -> dict[str, Any]:
         """Parameters that define the index (hashed into the index folder name)."""
         return {}

@@ -70,7 +70,7 @@ def test_run_py_gsw_saves_workspaces_and_reruns_free(tmp_path: Path) -> None:
         assert stats["chapters"] == 19 and stats["summaries_llm"] == stats["entities"]
         # the index summary reaches index.json: guard drops per chapter (none from this server),
         # predictive questions, forward-falling questions answered later vs still open
-        summary = index["corpora"][0]["summary"]
+        summary = index["corpora"][0]["stats"]
         assert len(summary["guard_by_chapter"]) == 19 and summary.get("guard_entities_dropped", 0) == 0
         assert summary["predictive_questions"] > 0 and summary["ff_answered_later"] > 0 and summary["ff_open"] > 0
         assert stats["ff_answered_later"] == summary["ff_answered_later"]

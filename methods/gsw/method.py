@@ -230,9 +230,6 @@ class GSW(MemoryMethod):
             return [], f"{type(exc).__name__}: {str(exc)[:300]}"
         return [e for e in dict.fromkeys(x.strip() for x in out.entities) if e], None
 
-    def index_summary(self, index: GSWIndex) -> dict[str, Any]:
-        return index.stats
-
     async def retrieve(self, index: GSWIndex, question: Question) -> Retrieval:
         cap = self.services.cap.max_units
         extras: dict[str, Any] = {"match": self.match, "rerank": self.rerank, "qa_input": self.qa_input}
