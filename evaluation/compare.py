@@ -69,6 +69,8 @@ def comparison_table(runs: list[dict[str, Any]]) -> str:
                 groups.append(g)
     metric_name = _headline(runs[0]["metrics"]["overall"])[0]
     head = ["method", "overall", *groups, "ctx tokens", "cost USD"]
+    credit = runs[0]["metrics"].get("credit")
+    metric_name += f" ({credit} credit)" if credit else ""
     lines = [f"Metric: {metric_name} ± bootstrap std (precision / recall where defined).", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in runs:
@@ -87,7 +89,8 @@ def provenance_lines(runs: list[dict[str, Any]]) -> list[str]:
         values = sorted({str(r["meta"].get(key)) for r in runs})
         flag = "" if len(values) == 1 else "  <-- DIFFERS: these runs do not compare"
         out.append(f"- {key}: {' | '.join(values)}{flag}")
-    policies = sorted({str(r["metrics"].get("policy", r["metrics"].get("credit", "-"))) for r in runs})
+    policies = sorted({", ".join(str(r["metrics"][k]) for k in ("policy", "credit") if k in r["metrics"]) or "-"
+                       for r in runs})  # e.g. "lenient, grounded": runs differing in credit do not compare
     out.append(f"- scoring: {' | '.join(policies)}" + ("" if len(policies) == 1 else "  <-- DIFFERS"))
     if not any("gpt-4o" in str(r["meta"].get("answer_model", "")).lower() for r in runs):
         out.append("- NOTE: not GPT-4o answering; not comparable to the published GPT-4o figures")

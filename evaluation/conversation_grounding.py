@@ -60,6 +60,7 @@ _DECLINE_EXTRA = re.compile(
     r"(?:mentioned|told|said|shared|discussed)|(?:do not|don't) have (?:any|that|this|the|enough)|"
     r"there's no|no (?:record|evidence)|not enough|unknown|unclear)\b|"
     r"n't (?:mentioned|said|stated|given|known|clear|available|recorded)\b|(?:,|\bbut|\band) not\b", re.I)
+_NEGATION = re.compile(r"\b(?:not|no|never|cannot|unable|nobody|none)\b|n't\b", re.I)
 _STOP = wordset(
     "a an the and or of in on at to for with by from as is was were be been being it its this that "
     "these those their his her they he she them him i me my mine we our you your yours who whom "
@@ -146,7 +147,8 @@ def _polarity(text: str) -> str | None:
     return "yes" if words[0] in _YES else "no" if words[0] in _NO else None
 
 
-def key_content(answer_text: str, gold: str, question: str = "", off_by_one: bool = False) -> Grounding:
+def key_content(answer_text: str, gold: str, question: str = "", off_by_one: bool = False,
+                explicit: bool = False) -> Grounding:
     """Whether `answer_text` (already without refusal sentences) states the gold's key content."""
     gold_fixed, text = _glue_fix(gold), _glue_fix(answer_text)
     gold_dates = find_dates(gold_fixed)
@@ -162,8 +164,8 @@ def key_content(answer_text: str, gold: str, question: str = "", off_by_one: boo
     m = _GOLD_POLARITY.match(gold)
     if m:
         gold_pol = "yes" if m.group(1).lower() == "yes" else "no"
-        ok = _polarity(text) in (None, gold_pol)
-        return Grounding(ok, f"polarity {gold_pol} " + ("kept" if ok else "contradicted"))
+        ok = _polarity(text) in ((gold_pol,) if explicit else (None, gold_pol))
+        return Grounding(ok, f"polarity {gold_pol} " + ("kept" if ok else "contradicted or not given"))
     words = key_words(gold, question)
     if not words:
         return Grounding(bool(text.strip()), "no key words in the gold")
@@ -180,12 +182,15 @@ def ground_verdict(answer: str, gold: str, question: str = "", *, abstention: bo
     if abstention:
         ok = declines(answer)
         return Grounding(ok, "declines" if ok else "commits to an answer where declining is correct")
-    text = asserted_text(answer)
+    # a gold that itself denies ("Not being able to find...") may be stated by a negative sentence
+    asserted = asserted_text(answer)
+    text = answer if _NEGATION.search(gold) and not rubric else asserted
     if not re.search(r"\w", text):
         return Grounding(False, "refusal: the answer asserts nothing")
     if rubric:
         return Grounding(True, "rubric question: left to the judge")
-    return key_content(text, gold, question, off_by_one)
+    # when every sentence reads as a refusal, a yes/no gold needs an explicit yes/no
+    return key_content(text, gold, question, off_by_one, explicit=not re.search(r"\w", asserted))
 
 
 # -- the judge against token F1 -------------------------------------------------------------
