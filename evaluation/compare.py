@@ -69,8 +69,6 @@ def comparison_table(runs: list[dict[str, Any]]) -> str:
                 groups.append(g)
     metric_name = _headline(runs[0]["metrics"]["overall"])[0]
     head = ["method", "overall", *groups, "ctx tokens", "cost USD"]
-    credit = runs[0]["metrics"].get("credit")
-    metric_name += f" ({credit} credit)" if credit else ""
     lines = [f"Metric: {metric_name} ± bootstrap std (precision / recall where defined).", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in runs:

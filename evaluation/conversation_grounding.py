@@ -58,9 +58,10 @@ _GOLD_POLARITY = re.compile(r"^\W*(?:(?:most )?likely |probably |definitely )?(y
 _DECLINE_EXTRA = re.compile(
     r"\b(?:never (?:mentioned|mentions|said|says|states|told|talked|discussed|shared)|(?:haven't|have not|hasn't|has not) "
     r"(?:mentioned|told|said|shared|discussed)|(?:do not|don't) have (?:any|that|this|the|enough)|"
-    r"there's no|no (?:record|evidence)|not enough|unknown|unclear)\b|"
+    r"there's no|no (?:record|evidence)|nothing (?:about|on|regarding|in|was|is|has)|not enough|unknown|"
+    r"unclear)\b|"
     r"n't (?:mentioned|said|stated|given|known|clear|available|recorded)\b|(?:,|\bbut|\band) not\b", re.I)
-_NEGATION = re.compile(r"\b(?:not|no|never|cannot|unable|nobody|none)\b|n't\b", re.I)
+_NEGATION = re.compile(r"\b(?:not|no|never|cannot|unable|nobody|none|nothing)\b|n't\b", re.I)
 _STOP = wordset(
     "a an the and or of in on at to for with by from as is was were be been being it its this that "
     "these those their his her they he she them him i me my mine we our you your yours who whom "

@@ -242,3 +242,16 @@ def test_judge_check_with_a_scripted_judge(data_dir: Path, scripted, capsys, tmp
     # grounding only ever withdraws credit
     assert numbers["grounded"]["false_correct"] <= numbers["raw"]["false_correct"]
     assert numbers["grounded"]["missed_correct"] >= numbers["raw"]["missed_correct"]
+
+
+def test_lines_judged_before_grounding_get_the_same_grounded_metrics() -> None:
+    """rescore on an old run: grounding comes from predictions.jsonl, identical to judge-time grounding."""
+    preds = PREDS + [_lp("e", 5, NOT_MENTIONED, "Nothing about that was said."), _lp("f", 2, "7 May 2023", "2023-05-07")]
+    fresh = []
+    for p in preds:
+        line = _locomo_line(p["question_id"], p["question"], p["gold"][0], p["category"], p["answer"])
+        fresh.append(line)
+    old = [{k: v for k, v in j.items() if k not in ("grounded", "grounding", "correct_grounded")} for j in fresh]
+    proto = LoCoMoProtocol(resamples=20, credit="grounded", include_category_5=True)
+    assert proto.metrics(old, preds) == proto.metrics(fresh, preds)
+    assert proto.metrics(fresh, preds)["overall"]["judge_grounded"] == pytest.approx(4 / 6)  # a, d (kite), e, f
