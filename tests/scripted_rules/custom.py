@@ -11,8 +11,9 @@ import json
 import re
 from typing import Any
 
-_STOP = frozenset("a an the and or of to in on at for is was did do does what when where who how which why "
-                  "with her his their it that this be by from as has have had are were onto".split())
+_STOP_WORDS = ("a an the and or of to in on at for is was did do does what when where who how which why "
+               "with her his their it that this be by from as has have had are were onto")
+_STOP = frozenset(_STOP_WORDS.split(" "))
 
 
 def _words(text: str) -> set[str]:
