@@ -134,6 +134,7 @@ class CustomLoader:
         self.cap_tokens = context_cap_tokens
         self.strata_key = strata_key
         self.name = name
+        self._units_broken = False
 
     def load(self) -> Dataset:
         for fname in (UNITS, QUESTIONS):
@@ -142,6 +143,7 @@ class CustomLoader:
                                       f"holds {UNITS} and {QUESTIONS}; see docs/CUSTOM_DATASET.md)")
         problems = _Problems()
         corpora = self._corpora(problems)
+        self._units_broken = bool(problems.items)
         questions = self._questions(corpora, problems)
         problems.raise_if_any(self.root)
         strata_keys = list(dict.fromkeys(k for q in questions for k in q.attrs["strata_keys"]))
@@ -274,8 +276,7 @@ class CustomLoader:
             return None
         return cid
 
-    @staticmethod
-    def _gold_units(obj: dict[str, Any], corpus: Corpus | None, path: Path, n: int,
+    def _gold_units(self, obj: dict[str, Any], corpus: Corpus | None, path: Path, n: int,
                     p: _Problems) -> tuple[str, ...] | None:
         raw = obj.get("gold_units", [])
         if raw is None:
@@ -292,8 +293,9 @@ class CustomLoader:
         known = {u.id for u in corpus.units}
         bad = [u for u in ids if u not in known]
         if bad:
+            note = f"; {UNITS} has problems of its own, fix those first" if self._units_broken else ""
             p.add(path, n, "gold_units", f"unknown unit id(s) {', '.join(map(repr, bad))} in corpus "
-                  f"{corpus.id!r} (not in {UNITS})")
+                  f"{corpus.id!r} (not in {UNITS}{note})")
             return None
         return tuple(ids)
 
