@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_cli, scripted_overrides
 
-from evaluation import rescore
+from evaluation import compare, rescore
 from evaluation.retrieval_diagnostics import LABELS
 
 EXAMPLE = ROOT / "examples" / "saltmarsh"
@@ -59,6 +59,10 @@ def test_example_through_method(scripted, tmp_path: Path, method: str) -> None:
         (run / "metrics.json").unlink()
         assert rescore.main([str(run)]) == 0
         assert [(run / f).read_text() for f in ("metrics.json", "results.md", "judgments.jsonl")] == before
+        table = compare.comparison_table([compare.load_run(run)])
+        assert "| gold recall | correct / gen. / partial / retr. miss |" in table
+        labels = metrics["retrieval"]["overall"]["labels"]
+        assert " / ".join(str(labels[k]) for k in LABELS[:4]) in table
     if method == "gsw":  # "what does GSW believe about Ilse Maren", across the custom index
         shown = subprocess.run([sys.executable, "-m", "methods.gsw.render", str(run), "--entity", "Ilse Maren"],
                                capture_output=True, text=True, cwd=ROOT, timeout=60)
