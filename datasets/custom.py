@@ -116,6 +116,13 @@ def _corpus_id(obj: dict[str, Any], path: Path, n: int, p: _Problems) -> str:
     return _id(obj, "corpus", path, n, p, strict=True) if "corpus" in obj else DEFAULT_CORPUS
 
 
+def _content_hash(units: tuple[Unit, ...]) -> str:
+    """Part of the corpus id: index artifacts are stored per corpus id, so an edited corpus (or
+    another dataset's corpus of the same name) never reuses a stale index."""
+    blob = json.dumps([[u.id, u.title, u.timestamp, u.text] for u in units], ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:10]
+
+
 class CustomLoader:
     """Loads DIR/units.jsonl and DIR/questions.jsonl; see docs/CUSTOM_DATASET.md.
 
@@ -153,7 +160,8 @@ class CustomLoader:
                               f"{self.root / QUESTIONS} (strata present: {strata_keys or 'none'})")
         digest = hashlib.sha256(b"".join((self.root / f).read_bytes() for f in (UNITS, QUESTIONS))).hexdigest()
         name = self.name or "custom-" + (re.sub(r"[^A-Za-z0-9._-]+", "_", self.root.resolve().name) or "data")
-        return Dataset(name=name, version=f"{name}@{digest[:12]}", corpora=corpora, questions=questions,
+        return Dataset(name=name, version=f"{name}@{digest[:12]}", corpora={c.id: c for c in corpora.values()},
+                       questions=questions,
                        natural_cap=self._cap(questions), strata_key=key,
                        notes=[f"custom dataset from {self.root} (not a published benchmark)"],
                        group_keys=strata_keys or ["answer_kind"])
@@ -206,8 +214,8 @@ class CustomLoader:
                       "(give every unit of a corpus an order, or none)")
             if with_order:
                 units = sorted(units, key=lambda r: (r[2] if r[2] is not None else 0, r[0]))
-            corpora[cid] = Corpus(id=cid, units=tuple(Unit(u.id, u.text, i, u.timestamp, u.title)
-                                                      for i, (_, u, _) in enumerate(units)))
+            ordered = tuple(Unit(u.id, u.text, i, u.timestamp, u.title) for i, (_, u, _) in enumerate(units))
+            corpora[cid] = Corpus(id=f"{cid}-{_content_hash(ordered)}", units=ordered)
         return corpora
 
     def _questions(self, corpora: dict[str, Corpus], p: _Problems) -> list[Question]:
@@ -238,7 +246,7 @@ class CustomLoader:
             attrs: dict[str, Any] = {**strata, "answer_kind": kind, "strata_keys": list(strata)}
             if date:
                 attrs["question_date"] = date
-            out.append(Question(id=qid, corpus_id=cid, text=text.strip(), gold=gold, gold_units=units,
+            out.append(Question(id=qid, corpus_id=corpora[cid].id, text=text.strip(), gold=gold, gold_units=units,
                                 attrs=attrs))
         if not out and not p.items:
             p.add(path, None, None, "holds no questions")
@@ -295,7 +303,7 @@ class CustomLoader:
         if bad:
             note = f"; {UNITS} has problems of its own, fix those first" if self._units_broken else ""
             p.add(path, n, "gold_units", f"unknown unit id(s) {', '.join(map(repr, bad))} in corpus "
-                  f"{corpus.id!r} (not in {UNITS}{note})")
+                  f"{corpus.id.rsplit('-', 1)[0]!r} (not in {UNITS}{note})")
             return None
         return tuple(ids)
 

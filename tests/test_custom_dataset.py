@@ -42,8 +42,10 @@ def _write(path: Path, rows: list[dict]) -> None:
 
 def test_example_loads() -> None:
     ds = CustomLoader(str(EXAMPLE)).load()
-    assert ds.name == "custom-saltmarsh" and list(ds.corpora) == ["main"]
-    units = ds.corpora["main"].units
+    assert ds.name == "custom-saltmarsh" and len(ds.corpora) == 1
+    (cid, corpus), = ds.corpora.items()
+    assert cid.startswith("main-") and {q.corpus_id for q in ds.questions} == {cid}
+    units = corpus.units
     assert [u.id for u in units] == ["1", "2", "3", "4", "5", "6"] and units[2].title == "Fog in the Channel"
     assert units[0].timestamp == "2031-03-03"
     assert ds.natural_cap.max_units == 3  # q1 and q4 cite three chapters
@@ -59,7 +61,10 @@ def test_order_field_sorts_units(tmp_path: Path) -> None:
     rows = _lines(d / "units.jsonl")
     rows[0]["order"], rows[1]["order"] = 10, 0
     _write(d / "units.jsonl", rows)
-    assert [u.id for u in CustomLoader(str(d)).load().corpora["main"].units][:2] == ["2", "3"]
+    (corpus,) = CustomLoader(str(d)).load().corpora.values()
+    assert [u.id for u in corpus.units][:2] == ["2", "3"]
+    # an edited corpus gets another id, hence another index folder (no stale GSW workspace)
+    assert corpus.id != next(iter(CustomLoader(str(EXAMPLE)).load().corpora))
 
 
 def _break(tmp: Path, fname: str, line: int, edit) -> Path:  # noqa: ANN001
@@ -157,7 +162,7 @@ def test_several_corpora_need_a_corpus_per_question(tmp_path: Path) -> None:
         CustomLoader(str(d)).load()
     q = [{**r, "corpus": "main"} for r in _lines(d / "questions.jsonl")]
     _write(d / "questions.jsonl", q)
-    assert set(CustomLoader(str(d)).load().corpora) == {"main", "diary"}
+    assert {c.split("-")[0] for c in CustomLoader(str(d)).load().corpora} == {"main", "diary"}
 
 
 # -- retrieval diagnostics -------------------------------------------------------------------
