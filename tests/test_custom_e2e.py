@@ -73,13 +73,35 @@ def test_example_through_method(scripted, tmp_path: Path, method: str) -> None:
         assert missing.returncode == 1 and "no entity named" in missing.stderr
 
 
-def test_malformed_dataset_fails_before_any_request(scripted, tmp_path: Path) -> None:
+def _set(rows: list[dict], i: int, **kv: object) -> None:
+    rows[i].update(kv)
+
+
+# (file, 1-based line, how to break it, the expected "FILE:LINE: ..." message after the folder)
+BROKEN = {
+    "missing field": ("units.jsonl", 2, lambda r: r[1].pop("text"), "units.jsonl:2: field 'text': missing"),
+    "duplicate id": ("questions.jsonl", 5, lambda r: _set(r, 4, id="q2"),
+                     "questions.jsonl:5: field 'id': duplicate question id 'q2' (first on line 2)"),
+    "unknown unit": ("questions.jsonl", 4, lambda r: _set(r, 3, gold_units=["1", "99"]),
+                     "questions.jsonl:4: field 'gold_units': unknown unit id(s) '99'"),
+    "non-UTF-8": ("units.jsonl", 6, None, "units.jsonl:6: not valid UTF-8 (byte 0xff"),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN))
+def test_malformed_dataset_fails_before_any_request(scripted, tmp_path: Path, case: str) -> None:
+    fname, _, edit, expected = BROKEN[case]
     d = tmp_path / "bad"
     shutil.copytree(EXAMPLE, d)
-    rows = _lines(d / "questions.jsonl")
-    rows[3]["gold_units"] = ["1", "99"]
-    (d / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    if edit is None:
+        raw = (d / fname).read_bytes().split(b"\n")
+        raw[5] = raw[5].replace(b"noon", b"no\xffon")
+        (d / fname).write_bytes(b"\n".join(raw))
+    else:
+        rows = _lines(d / fname)
+        edit(rows)
+        (d / fname).write_text("".join(json.dumps(r) + "\n" for r in rows))
     done = _run(scripted, tmp_path, "embedding_rag", d)
-    assert done.returncode == 2
-    assert f"{d / 'questions.jsonl'}:4: field 'gold_units': unknown unit id(s) '99'" in done.stderr
-    assert scripted.count() == 0 and not (tmp_path / "runs").exists()
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert f"{d}/{expected}" in done.stderr
+    assert scripted.count() == 0 and not (tmp_path / "runs").exists()  # no model call, no run folder
