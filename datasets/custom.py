@@ -133,10 +133,7 @@ class CustomLoader:
     def __init__(self, path: str | None, context_cap_units: int | None = None,
                  context_cap_tokens: int | None = None, strata_key: str | None = None,
                  name: str | None = None):
-        if not path:
-            raise ConfigError("dataset=custom needs the folder of your data: dataset.path=DIR "
-                              "(DIR holds units.jsonl and questions.jsonl; see docs/CUSTOM_DATASET.md)")
-        self.root = Path(path)
+        self.root = Path(path) if path else None
         self.cap_units = context_cap_units
         self.cap_tokens = context_cap_tokens
         self.strata_key = strata_key
@@ -144,6 +141,9 @@ class CustomLoader:
         self._units_broken = False
 
     def load(self) -> Dataset:
+        if self.root is None:  # raised here, not in __init__, so run.py prints it as a plain error
+            raise ConfigError("dataset=custom needs the folder of your data: dataset.path=DIR "
+                              "(DIR holds units.jsonl and questions.jsonl; see docs/CUSTOM_DATASET.md)")
         for fname in (UNITS, QUESTIONS):
             if not (self.root / fname).is_file():
                 raise CustomDataError(f"Custom dataset {self.root}: {fname} is missing (a dataset folder "

@@ -148,7 +148,7 @@ def test_cap_required_without_gold_units(tmp_path: Path) -> None:
 
 def test_missing_path_and_files(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="dataset.path=DIR"):
-        CustomLoader(None)
+        CustomLoader(None).load()
     with pytest.raises(CustomDataError, match="units.jsonl is missing"):
         CustomLoader(str(tmp_path)).load()
 

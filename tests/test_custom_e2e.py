@@ -105,3 +105,9 @@ def test_malformed_dataset_fails_before_any_request(scripted, tmp_path: Path, ca
     assert done.returncode == 2, done.stderr[-2000:]
     assert f"{d}/{expected}" in done.stderr
     assert scripted.count() == 0 and not (tmp_path / "runs").exists()  # no model call, no run folder
+
+
+def test_missing_path_is_a_plain_error(scripted, tmp_path: Path) -> None:
+    done = run_cli(["method=vanilla", "dataset=custom", *scripted_overrides(scripted, tmp_path, tmp_path)], timeout=60)
+    assert done.returncode == 2 and "error: dataset=custom needs the folder of your data: dataset.path=DIR" in done.stderr
+    assert scripted.count() == 0
