@@ -34,9 +34,14 @@ class Passage:
 
     @property
     def key(self) -> str:
-        """Content address (date + text): identical sessions in different haystacks share it."""
-        h = hashlib.sha256(f"{self.date or ''}\x00{self.text}".encode()).hexdigest()
-        return h[:20]
+        """Content address of (date, text): the extraction saw this date."""
+        return hashlib.sha256(f"{self.date or ''}\x00{self.text}".encode()).hexdigest()[:20]
+
+    @property
+    def text_key(self) -> str:
+        """Content address of the text alone: one session repeated in many haystacks under
+        different dates (LongMemEval-S) shares one date-free extraction."""
+        return "t" + hashlib.sha256(self.text.encode()).hexdigest()[:19]
 
 
 def split_passages(corpus: Corpus, window_turns: int | None = None,
@@ -103,18 +108,20 @@ def event_line(e: dict[str, Any]) -> str:
 
 
 async def extract_passage(llm: Any, p: Passage, *, graph: bool, frame_max_tokens: int,
-                          facts_max_tokens: int) -> dict[str, Any]:
-    """The frame (and facts) of one passage; a call whose JSON stays invalid is recorded, not fatal."""
-    rec: dict[str, Any] = {"key": p.key, "frame": None, "frame_status": "ok", "facts": [],
-                           "facts_status": "off"}
+                          facts_max_tokens: int, with_date: bool = True) -> dict[str, Any]:
+    """The frame (and facts) of one passage; a call whose JSON stays invalid is recorded, not fatal.
+    Without the date, times stay as written (the context still shows each passage's date)."""
+    date = p.date if with_date else None
+    rec: dict[str, Any] = {"key": p.key if with_date else p.text_key, "frame": None, "frame_status": "ok",
+                           "facts": [], "facts_status": "off"}
     try:
-        out, _ = await llm.complete_json(frame_messages(p.text, p.date), FrameOutput, max_tokens=frame_max_tokens)
+        out, _ = await llm.complete_json(frame_messages(p.text, date), FrameOutput, max_tokens=frame_max_tokens)
         rec["frame"] = out.model_dump(mode="json")
     except JsonOutputError as exc:
         rec["frame_status"], rec["frame_error"] = "failed", str(exc)[:300]
     if graph:
         try:
-            facts, _ = await llm.complete_json(facts_messages(p.text, p.date), FactsOutput,
+            facts, _ = await llm.complete_json(facts_messages(p.text, date), FactsOutput,
                                                max_tokens=facts_max_tokens)
             rec["facts"] = [f.model_dump(mode="json") for f in facts.facts
                             if f.subject.strip() and f.object.strip()]

@@ -51,9 +51,13 @@ def union_provenance(a: list[str], b: list[str], order: dict[str, int]) -> list[
 
 class Fusion:
     def __init__(self, llm: Any, embedder: Any, *, top_k: int = 3, threshold: float = 0.6,
-                 judge_max_tokens: int = 120, merge_max_tokens: int = 600):
+                 judge_max_tokens: int = 120, merge_max_tokens: int = 600, max_provenance: int | None = None):
         if top_k < 1:
             raise ValueError("seem fusion_top_k must be >= 1")
+        if max_provenance is not None and max_provenance < 2:
+            raise ValueError("seem fusion_max_provenance must be null or >= 2")
+        self.max_provenance = max_provenance
+        self.skipped = 0  # candidates not judged because a merge would exceed max_provenance
         self.llm, self.embedder = llm, embedder
         self.top_k, self.threshold = top_k, threshold
         self.judge_max_tokens, self.merge_max_tokens = judge_max_tokens, merge_max_tokens
@@ -92,6 +96,9 @@ class Fusion:
                 if sims[i] < self.threshold:
                     break
                 old = memory.frames[i]
+                if self.max_provenance and len(set(old.provenance) | set(frame.provenance)) > self.max_provenance:
+                    self.skipped += 1  # a frame spanning too many passages is no longer one event
+                    continue
                 level, reason = await self.judge(frame, old)
                 decision: dict[str, Any] = {"new": frame.id, "existing": old.id, "similarity": round(float(sims[i]), 4),
                                             "level": level, "reason": reason, "stage": stage,

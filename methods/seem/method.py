@@ -54,12 +54,13 @@ class SEEM(MemoryMethod):
     def __init__(self, services: Services, name: str | None = None, *, mode: str = "batch",
                  segments: int = 4, window_turns: int | None = None, max_passages: int | None = None,
                  fusion: bool = True, fusion_top_k: int = 3, fusion_threshold: float = 0.6,
+                 fusion_max_provenance: int | None = 8,
                  graph: bool = True, node_merge_threshold: float = 0.9, rpe: bool = True,
                  retrievers: list[str] | tuple[str, ...] = ("dense", "bm25", "ppr"), top_k: int = 5,
                  candidates: int = 50, rrf_k: int = 60, ppr_damping: float = 0.5, seed_top_k: int = 5,
                  seed_threshold: float = 0.5, top_facts: int = 10, max_concurrent_passages: int = 4,
                  frame_max_tokens: int = 600, facts_max_tokens: int = 500, judge_max_tokens: int = 120,
-                 merge_max_tokens: int = 600):
+                 merge_max_tokens: int = 600, extraction_key: str = "date_and_text"):
         super().__init__(services, name)
         if mode not in {"batch", "incremental"}:
             raise ValueError(f"seem mode must be 'batch' or 'incremental', not {mode!r}")
@@ -68,12 +69,16 @@ class SEEM(MemoryMethod):
             raise ValueError(f"seem retrievers must be a non-empty subset of {sorted(RETRIEVERS)}, not {list(retrievers)}")
         if "ppr" in retrievers and not graph:
             retrievers = [r for r in retrievers if r != "ppr"]  # no graph, no PageRank
+        if extraction_key not in {"date_and_text", "text"}:
+            raise ValueError(f"seem extraction_key must be 'date_and_text' or 'text', not {extraction_key!r}")
+        self.with_date = extraction_key == "date_and_text"
         if top_k < 1 or segments < 1:
             raise ValueError("seem top_k and segments must be >= 1")
         self.mode, self.segments, self.window_turns, self.max_passages = mode, segments, window_turns, max_passages
         self.fusion_on, self.graph_on, self.rpe = fusion, graph, rpe
         self.fusion = Fusion(services.indexer, services.embedder, top_k=fusion_top_k, threshold=fusion_threshold,
-                             judge_max_tokens=judge_max_tokens, merge_max_tokens=merge_max_tokens)
+                             judge_max_tokens=judge_max_tokens, merge_max_tokens=merge_max_tokens,
+                             max_provenance=fusion_max_provenance)
         self.node_merge_threshold = node_merge_threshold
         self.retrievers = list(retrievers)
         self.top_k, self.candidates, self.rrf_k = top_k, candidates, rrf_k
@@ -87,8 +92,9 @@ class SEEM(MemoryMethod):
         f = self.fusion
         return {"prompt_version": PROMPT_VERSION, "mode": self.mode,
                 "segments": self.segments if self.mode == "incremental" else None,
-                "window_turns": self.window_turns, "max_passages": self.max_passages, "fusion": self.fusion_on,
-                "fusion_top_k": f.top_k, "fusion_threshold": f.threshold, "graph": self.graph_on,
+                "window_turns": self.window_turns, "with_date": self.with_date, "max_passages": self.max_passages, "fusion": self.fusion_on,
+                "fusion_top_k": f.top_k, "fusion_threshold": f.threshold,
+                "fusion_max_provenance": f.max_provenance, "graph": self.graph_on,
                 "node_merge_threshold": self.node_merge_threshold, "frame_max_tokens": self.frame_max_tokens,
                 "facts_max_tokens": self.facts_max_tokens, "judge_max_tokens": f.judge_max_tokens,
                 "merge_max_tokens": f.merge_max_tokens}
@@ -99,14 +105,14 @@ class SEEM(MemoryMethod):
         sem = asyncio.Semaphore(self.max_concurrent_passages)
 
         async def one(p: Passage) -> tuple[str, dict]:
-            name = f"{p.key}.json"
+            name = f"{p.key if self.with_date else p.text_key}.json"
             if shared.exists(name):
                 stats["passages_resumed"] += 1
                 return p.id, shared.load_json(name)
             async with sem:
                 rec = await extract_passage(self.services.indexer, p, graph=self.graph_on,
                                             frame_max_tokens=self.frame_max_tokens,
-                                            facts_max_tokens=self.facts_max_tokens)
+                                            facts_max_tokens=self.facts_max_tokens, with_date=self.with_date)
             shared.save_json(name, rec)
             return p.id, rec
 
@@ -146,6 +152,7 @@ class SEEM(MemoryMethod):
     async def _build_memory(self, passages: list[Passage], order: dict[str, int], shared: IndexStore,
                             store: IndexStore, stats: dict[str, int]) -> tuple[Memory, dict[str, dict]]:
         memory = Memory()
+        self.fusion.skipped = 0
         if self.mode == "batch":
             records = await self._records(passages, shared, stats)
             await self._fuse(memory, self._frames(memory, passages, records), order, "batch")
@@ -180,11 +187,11 @@ class SEEM(MemoryMethod):
     def _stats(self, passages: list[Passage], records: dict[str, dict], memory: Memory,
                graph: GraphLayer | None, seconds: float) -> dict[str, Any]:
         recs = [records[p.id] for p in passages]
-        return {"passages": len(passages), "distinct_passages": len({p.key for p in passages}),
+        return {"passages": len(passages), "distinct_passages": len({p.key if self.with_date else p.text_key for p in passages}),
                 "frames_before_fusion": len(passages), "frames_after_fusion": len(memory.frames),
                 "frame_failed": sum(r["frame_status"] == "failed" for r in recs),
                 "facts_failed": sum(r["facts_status"] == "failed" for r in recs),
-                "fusion": decision_counts(memory.decisions), **(graph.stats() if graph else {}),
+                "fusion": {**decision_counts(memory.decisions), "skipped_provenance_limit": self.fusion.skipped}, **(graph.stats() if graph else {}),
                 "build_seconds": round(seconds, 3), "mode": self.mode}
 
     # -- retrieval -------------------------------------------------------------------------
@@ -229,7 +236,7 @@ class SEEM(MemoryMethod):
         facts = (top_facts(index.graph, pr, kept_set, self.n_facts, index.order)
                  if index.graph is not None and self.n_facts > 0 else [])
         passages = [index.passages[p] for p in kept] if self.rpe else []
-        return render_context(index.corpus, passages, shown, facts), shown, facts
+        return render_context(index.corpus, passages, shown, facts, list(index.passages.values())), shown, facts
 
 
 def _segments(passages: list[Passage], n: int) -> list[list[Passage]]:

@@ -14,7 +14,7 @@ Layout (stable; `render_context`):
     <passage text>
     ...
     ## Event frames (by retrieval rank)
-    [F7] from: <passage ids>
+    [F7] from: <passage id> (<its date>), ...
     <summary>
     - <participants>; <action>; <time (raw time)>; at <location>; because <reason>; by <method>
     ## Facts (subject | predicate | object | time) [passage]
@@ -63,8 +63,10 @@ def passage_block(corpus: Corpus, p: Passage) -> str:
     return f"{head}{', ' + p.label if p.label else ''}\n{p.text}"
 
 
-def frame_block(f: Frame) -> str:
-    lines = [f"[{f.id}] from: {', '.join(f.provenance)}", f.summary]
+def frame_block(f: Frame, dates: dict[str, str | None] | None = None) -> str:
+    """A frame with its provenance (and each passage's date when known)."""
+    src = [f"{p} ({dates[p]})" if dates and dates.get(p) else p for p in f.provenance]
+    lines = [f"[{f.id}] from: {', '.join(src)}", f.summary]
     lines += ["- " + event_line(e) for e in f.events]
     return "\n".join(x for x in lines if x)
 
@@ -74,13 +76,15 @@ def fact_line(f: dict[str, Any]) -> str:
 
 
 def render_context(corpus: Corpus, passages: list[Passage], frames: list[Frame],
-                   facts: list[dict[str, Any]]) -> str:
+                   facts: list[dict[str, Any]], all_passages: list[Passage] | None = None) -> str:
+    """The context in the layout above; `all_passages` lends frames their passages' dates."""
     parts = []
     if passages:
         parts.append("## Source passages (in passage order)\n\n"
                      + "\n\n".join(passage_block(corpus, p) for p in sorted(passages, key=lambda p: p.order)))
     if frames:
-        parts.append("## Event frames (by retrieval rank)\n" + "\n\n".join(frame_block(f) for f in frames))
+        dates = {p.id: p.date for p in all_passages} if all_passages else None
+        parts.append("## Event frames (by retrieval rank)\n" + "\n\n".join(frame_block(f, dates) for f in frames))
     if facts:
         parts.append("## Facts (subject | predicate | object | time) [passage]\n" + "\n".join(fact_line(f) for f in facts))
     return "\n\n".join(parts)

@@ -17,7 +17,8 @@ _DATE = (r"\b(?:January|February|March|April|May|June|July|August|September|Octo
 _NAME = r"\b[A-Z][a-z]+ [A-Z][a-z]+\b"
 _SPEAKER = r"^([A-Z][A-Za-z]+): "
 _PLACE = r"\b(?:at|in) (?:the )?([A-Z][a-z]+(?: [A-Z][a-z]+)*)"
-_SKIP = {"The", "At", "In", "On", "He", "She", "They", "It", "When", "Chapter", "Passage"}
+_SKIP = {"The", "At", "In", "On", "He", "She", "They", "It", "When", "Chapter", "Passage", "Hey", "Hi", "Hello",
+         "Thanks", "Thank", "Wow", "Yes", "Yeah", "Oh", "Great", "Sure", "Bye", "Good", "Congrats"}
 
 
 def _user(messages: list[dict[str, str]]) -> str:
@@ -62,6 +63,8 @@ def facts(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
     out = []
     for sent in _sentences(text):
         people = _names(sent)
+        if not people:
+            continue
         dates = re.findall(_DATE, sent)
         places = [p for p in re.findall(_PLACE, sent) if p not in people]
         for other in people[1:3] + places[:1]:
@@ -74,7 +77,8 @@ def judge(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
     user = _user(messages)
     a, _, b = user.partition("\n\nFrame B:\n")
     da, db = set(re.findall(_DATE, a)), set(re.findall(_DATE, b))
-    na, nb = set(re.findall(_NAME, a)), set(re.findall(_NAME, b))
+    na = {n for n in re.findall(_NAME, a) if n.split()[0] not in _SKIP}
+    nb = {n for n in re.findall(_NAME, b) if n.split()[0] not in _SKIP}
     shared = na & nb
     level = "strong" if da & db and shared else "moderate" if len(shared) >= 2 else "weak"
     return json.dumps({"level": level, "reason": f"shared dates {sorted(da & db)}, names {sorted(shared)}"})
