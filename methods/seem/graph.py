@@ -127,7 +127,10 @@ def personalised_pagerank(graph: nx.Graph, seeds: dict[str, float], damping: flo
     """networkx's PageRank with the restart distribution on the seeds ({} when nothing seeds it)."""
     if not seeds or graph.number_of_nodes() == 0:
         return {}
-    return nx.pagerank(graph, alpha=damping, personalization=seeds, weight="weight")
+    try:
+        return nx.pagerank(graph, alpha=damping, personalization=seeds, weight="weight")
+    except nx.PowerIterationFailedConvergence:  # rare at damping <= 0.85; the other rankers still stand
+        return {}
 
 
 def passage_scores(pr: dict[str, float]) -> dict[str, float]:

@@ -59,8 +59,8 @@ class SEEM(MemoryMethod):
                  retrievers: list[str] | tuple[str, ...] = ("dense", "bm25", "ppr"), top_k: int = 5,
                  candidates: int = 50, rrf_k: int = 60, ppr_damping: float = 0.5, seed_top_k: int = 5,
                  seed_threshold: float = 0.5, top_facts: int = 10, max_concurrent_passages: int = 4,
-                 frame_max_tokens: int = 600, facts_max_tokens: int = 500, judge_max_tokens: int = 120,
-                 merge_max_tokens: int = 600, extraction_key: str = "date_and_text"):
+                 frame_max_tokens: int = 700, facts_max_tokens: int = 450, judge_max_tokens: int = 120,
+                 merge_max_tokens: int = 700, extraction_key: str = "date_and_text"):
         super().__init__(services, name)
         if mode not in {"batch", "incremental"}:
             raise ValueError(f"seem mode must be 'batch' or 'incremental', not {mode!r}")

@@ -17,7 +17,7 @@ Messages = list[dict[str, str]]
 FRAME = """[SEEM:frame] You turn one passage (a story chapter or a dated conversation) into an
 episodic event frame (JSON).
 - summary: 1-3 sentences saying what happens in the passage.
-- events: up to 6 of the passage's events, most important first. For each event give
+- events: up to 5 of the passage's events, most important first. For each event give
   participants (names as written), action (a short clause), time, time_raw, location,
   reason (why it happened) and method (how it was done). Use "" when the passage does not say.
 - time_raw is the time expression as written ("last Sunday", "two years ago"). time is the
@@ -34,7 +34,7 @@ FACTS = """[SEEM:facts] You extract relational facts from one passage as quadrup
 subject, predicate, object, time. subject and object are short names of people, places,
 organisations, objects or activities; predicate is a short verb phrase; time is when the fact
 holds, made absolute using the passage date when possible ("" when no time is given).
-Keep the most informative facts, at most 12; no duplicates.
+Keep the most informative facts, at most 10; no duplicates.
 Example: {"facts": [{"subject": "Mira Tolk", "predicate": "works at", "object": "Harbour Bakery",
  "time": "2031"}, {"subject": "Mira Tolk", "predicate": "repaired kite with", "object": "Jonas",
  "time": "2031-04-09"}]}

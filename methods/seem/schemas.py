@@ -29,7 +29,7 @@ class FrameOutput(BaseModel):
     """An Episodic Event Frame as the model writes it (provenance is added by the code)."""
 
     summary: Short(400) = ""
-    events: Bounded(EventSlots, 6) = Field(default_factory=list)
+    events: Bounded(EventSlots, 5) = Field(default_factory=list)
 
 
 class Quadruple(BaseModel):
@@ -40,7 +40,7 @@ class Quadruple(BaseModel):
 
 
 class FactsOutput(BaseModel):
-    facts: Bounded(Quadruple, 12) = Field(default_factory=list)
+    facts: Bounded(Quadruple, 10) = Field(default_factory=list)
 
 
 class FusionVerdict(BaseModel):
