@@ -92,7 +92,8 @@ class SEEM(MemoryMethod):
         f = self.fusion
         return {"prompt_version": PROMPT_VERSION, "mode": self.mode,
                 "segments": self.segments if self.mode == "incremental" else None,
-                "window_turns": self.window_turns, "with_date": self.with_date, "max_passages": self.max_passages, "fusion": self.fusion_on,
+                "window_turns": self.window_turns, "with_date": self.with_date,
+                "max_passages": self.max_passages, "fusion": self.fusion_on,
                 "fusion_top_k": f.top_k, "fusion_threshold": f.threshold,
                 "fusion_max_provenance": f.max_provenance, "graph": self.graph_on,
                 "node_merge_threshold": self.node_merge_threshold, "frame_max_tokens": self.frame_max_tokens,
@@ -100,12 +101,15 @@ class SEEM(MemoryMethod):
                 "merge_max_tokens": f.merge_max_tokens}
 
     # -- indexing --------------------------------------------------------------------------
+    def _key(self, p: Passage) -> str:
+        return p.key if self.with_date else p.text_key
+
     async def _records(self, passages: list[Passage], shared: IndexStore, stats: dict[str, int]) -> dict[str, dict]:
         """Per-passage extraction, resumable: a finished passage's record is saved at once."""
         sem = asyncio.Semaphore(self.max_concurrent_passages)
 
         async def one(p: Passage) -> tuple[str, dict]:
-            name = f"{p.key if self.with_date else p.text_key}.json"
+            name = f"{self._key(p)}.json"
             if shared.exists(name):
                 stats["passages_resumed"] += 1
                 return p.id, shared.load_json(name)
@@ -187,11 +191,12 @@ class SEEM(MemoryMethod):
     def _stats(self, passages: list[Passage], records: dict[str, dict], memory: Memory,
                graph: GraphLayer | None, seconds: float) -> dict[str, Any]:
         recs = [records[p.id] for p in passages]
-        return {"passages": len(passages), "distinct_passages": len({p.key if self.with_date else p.text_key for p in passages}),
+        return {"passages": len(passages), "distinct_passages": len({self._key(p) for p in passages}),
                 "frames_before_fusion": len(passages), "frames_after_fusion": len(memory.frames),
                 "frame_failed": sum(r["frame_status"] == "failed" for r in recs),
                 "facts_failed": sum(r["facts_status"] == "failed" for r in recs),
-                "fusion": {**decision_counts(memory.decisions), "skipped_provenance_limit": self.fusion.skipped}, **(graph.stats() if graph else {}),
+                "fusion": {**decision_counts(memory.decisions), "skipped_provenance_limit": self.fusion.skipped},
+                **(graph.stats() if graph else {}),
                 "build_seconds": round(seconds, 3), "mode": self.mode}
 
     # -- retrieval -------------------------------------------------------------------------
