@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from datasets.types import Question
+from evaluation.retrieval_diagnostics import unit_token_attribution
 from methods.base import MemoryMethod
 from model_access.tokenizer import count_tokens
 from model_access.usage import collect_calls, stage, summarize_calls
@@ -55,6 +56,7 @@ async def answer_stage(c: Components, method: MemoryMethod, indexes: dict[str, A
                     result = await c.llm.complete(c.protocol.answer_messages(q, r.context_text))
             row = {**q.record(), "answer": result.text, "context_text": r.context_text,
                    "context_tokens": ctx_tokens, "context_chapters": r.units,
+                   "context_unit_tokens": unit_token_attribution(r.context_text, r.units, c.dataset.corpus_for(q)),
                    "usage": summarize_calls(calls), "retrieval": r.extras}
             rows[q.id] = row
             out.add(row)
