@@ -25,8 +25,12 @@ async def index_stage(c: Components, method: MemoryMethod, run: RunFolder) -> di
         for cid in corpus_ids:
             t0 = time.perf_counter()
             indexes[cid] = await method.build_index(c.dataset.corpora[cid])
-            report.append({"corpus_id": cid, "units": len(c.dataset.corpora[cid].units),
-                           "seconds": round(time.perf_counter() - t0, 3)})
+            entry = {"corpus_id": cid, "units": len(c.dataset.corpora[cid].units),
+                     "seconds": round(time.perf_counter() - t0, 3)}
+            stats = getattr(indexes[cid], "stats", None)  # a method's own index summary, when it has one
+            if isinstance(stats, dict) and stats:
+                entry["stats"] = stats
+            report.append(entry)
     run.write_json("index.json", {"method": method.name, "params": method.params(), "corpora": report,
                                   "index_folder": str(method.services.store_root)})
     return indexes

@@ -29,7 +29,7 @@ def _run(scripted, tmp: Path, method: str, path: Path = EXAMPLE) -> subprocess.C
     return run_cli(args, timeout=180)
 
 
-@pytest.mark.parametrize("method", ["vanilla", "embedding_rag", "gsw"])
+@pytest.mark.parametrize("method", ["vanilla", "embedding_rag", "gsw", "seem"])
 def test_example_through_method(scripted, tmp_path: Path, method: str) -> None:
     done = _run(scripted, tmp_path, method)
     assert done.returncode == 0, done.stderr[-3000:]
