@@ -16,6 +16,7 @@ from datasets.types import Question
 from evaluation import conversation_judge_check as cjc
 from evaluation import judge_check
 from evaluation.conversation_grounding import f1_agreement, ground_verdict
+from evaluation.custom import CustomProtocol
 from evaluation.epbench import EpBenchProtocol
 from evaluation.locomo import LoCoMoProtocol
 from evaluation.longmemeval import LongMemEvalProtocol
@@ -170,7 +171,7 @@ def test_f1_agreement_by_hand() -> None:
 
 # -- which credit is the headline: one rule for every dataset -------------------------------
 
-@pytest.mark.parametrize("dataset", ["locomo", "longmemeval_oracle", "epbench20"])
+@pytest.mark.parametrize("dataset", ["locomo", "longmemeval_oracle", "epbench20", "custom"])
 def test_headline_credit_follows_the_judge_kind(dataset: str) -> None:
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
@@ -255,3 +256,17 @@ def test_lines_judged_before_grounding_get_the_same_grounded_metrics() -> None:
     proto = LoCoMoProtocol(resamples=20, credit="grounded", include_category_5=True)
     assert proto.metrics(old, preds) == proto.metrics(fresh, preds)
     assert proto.metrics(fresh, preds)["overall"]["judge_grounded"] == pytest.approx(4 / 6)  # a, d (kite), e, f
+
+
+def test_custom_datasets_use_the_same_credit_switch() -> None:
+    preds = [{"question_id": "t", "question": "What did Ines bring?", "gold": ["a red kite"], "answer_kind": "text",
+              "answer": "Nothing about a red kite is mentioned.", "gold_units": [], "context_chapters": []},
+             {"question_id": "i", "question": "Which towns did Ines visit?", "gold": ["Porto", "Braga"],
+              "answer_kind": "items", "answer": "She visited Porto.", "gold_units": [], "context_chapters": []}]
+    judg = [{"question_id": "t", "answer_kind": "text", "correct": 1},  # judged before grounding existed
+            {"question_id": "i", "answer_kind": "items", "gold": ["Porto", "Braga"], "matching_score": [1.0, 1.0],
+             "identified_items": ["Porto", "Braga"]}]
+    raw = CustomProtocol(resamples=5).question_scores(judg, preds)
+    grounded = CustomProtocol(resamples=5, credit="grounded").question_scores(judg, preds)
+    assert raw == {"t": 1.0, "i": 1.0}
+    assert grounded["t"] == 0.0 and grounded["i"] == pytest.approx(2 / 3)  # P 1/1, R 1/2
