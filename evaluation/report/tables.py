@@ -173,3 +173,10 @@ def paired_table(runs: list[Run], reference: Run) -> Table:
                  provenance([reference, *runs]), head, rows,
                  ["Paired bootstrap over the shared questions (1000 seeded resamples of question ids); "
                   "* = the 95% interval excludes 0."])
+
+
+def as_frame(t: Table) -> Any:
+    """The table as a pandas DataFrame (for notebooks)."""
+    import pandas as pd
+
+    return pd.DataFrame(t.rows, columns=t.header)
