@@ -63,8 +63,11 @@ def frontier(runs: list[Run], family: str, path: Path) -> Path:
             continue
         ax.errorbar([x], [y], yerr=[r.metrics["overall"].get(f"{metric}_std") or 0], fmt="o", capsize=3)
         ax.annotate(r.label, (x, y), textcoords="offset points", xytext=(5, 5), fontsize=8)
-    ax.set_xscale("log")
-    ax.set_xlabel("mean context tokens per question (log)")
+    xs = [r.mean_context_tokens for r in runs if r.mean_context_tokens]
+    log = bool(xs) and max(xs) / min(xs) > 20 and all(r.mean_context_tokens for r in runs)
+    if log:
+        ax.set_xscale("log")
+    ax.set_xlabel("mean context tokens per question" + (" (log)" if log else ""))
     ax.set_ylabel(f"overall {name}")
     ax.set_title(f"Context tokens vs {name}")
     return _save(fig, path)
