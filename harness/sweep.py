@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,10 @@ def sweep_name() -> str | None:
 
 def job_failed(exc: BaseException) -> dict[str, Any]:
     """What a sweep job returns instead of raising, so Hydra's sweeper goes on to the next job."""
+    from model_access.errors import ConfigError
+
+    if not isinstance(exc, ConfigError):  # a bug, not a setting: keep the traceback for the user
+        traceback.print_exception(exc, file=sys.stderr)
     overrides = " ".join(HydraConfig.get().overrides.task)
     print(f"error: job {HydraConfig.get().job.num} ({overrides}) failed: {exc}", file=sys.stderr)
     return {"error": f"{type(exc).__name__}: {exc}"}

@@ -28,7 +28,8 @@ def _png_ok(path: Path) -> None:
 
 def test_report_on_three_runs_has_tables_and_figures(root, tmp_path) -> None:
     runs = [run_dir(root, m) for m in METHODS]
-    md, html = build_report(runs, tmp_path / "rep")
+    assert report_main([*map(str, runs), "--out", str(tmp_path / "rep")]) == 0
+    md, html = tmp_path / "rep" / "report.md", tmp_path / "rep" / "report.html"
     text = md.read_text()
     for title in ("Table 2 shape", "precision / recall by cue bucket", "Table 3 shape"):
         assert title in text, title
