@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from datasets.types import Question
+from evaluation.retrieval_diagnostics import unit_token_attribution
 from methods.base import MemoryMethod
 from model_access.tokenizer import count_tokens
 from model_access.usage import collect_calls, stage, summarize_calls
@@ -25,8 +26,12 @@ async def index_stage(c: Components, method: MemoryMethod, run: RunFolder) -> di
         for cid in corpus_ids:
             t0 = time.perf_counter()
             indexes[cid] = await method.build_index(c.dataset.corpora[cid])
-            report.append({"corpus_id": cid, "units": len(c.dataset.corpora[cid].units),
-                           "seconds": round(time.perf_counter() - t0, 3)})
+            entry = {"corpus_id": cid, "units": len(c.dataset.corpora[cid].units),
+                     "seconds": round(time.perf_counter() - t0, 3)}
+            stats = getattr(indexes[cid], "stats", None)  # a method's own index summary, when it has one
+            if isinstance(stats, dict) and stats:
+                entry["stats"] = stats
+            report.append(entry)
             bar.advance()
     run.write_json("index.json", {"method": method.name, "params": method.params(), "corpora": report,
                                   "index_folder": str(method.services.store_root)})
@@ -53,6 +58,7 @@ async def answer_stage(c: Components, method: MemoryMethod, indexes: dict[str, A
                     result = await c.llm.complete(c.protocol.answer_messages(q, r.context_text))
             row = {**q.record(), "answer": result.text, "context_text": r.context_text,
                    "context_tokens": ctx_tokens, "context_chapters": r.units,
+                   "context_unit_tokens": unit_token_attribution(r.context_text, r.units, c.dataset.corpus_for(q)),
                    "usage": summarize_calls(calls), "retrieval": r.extras}
             rows[q.id] = row
             out.add(row)

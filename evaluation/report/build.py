@@ -11,7 +11,15 @@ from pathlib import Path
 
 from . import figures
 from .runs import ReportError, Run, load_run, load_runs
-from .tables import Table, locomo_table, longmemeval_table, paired_table, table2, table3
+from .tables import (
+    Table,
+    locomo_table,
+    longmemeval_table,
+    overall_table,
+    paired_table,
+    table2,
+    table3,
+)
 
 __all__ = ["ReportError", "build_report"]
 
@@ -34,6 +42,8 @@ def _section(dataset: str, runs: list[Run], reference: Run | None, fig_dir: Path
         sec.tables.append(locomo_table(runs))
     elif family == "longmemeval":
         sec.tables.append(longmemeval_table(runs))
+    else:
+        sec.tables.append(overall_table(runs))
     sec.tables.append(table3(runs))
     if reference is not None:
         try:

@@ -150,6 +150,16 @@ def longmemeval_table(runs: list[Run]) -> Table:
     return Table("LongMemEval per question type", provenance(runs), head, rows)
 
 
+def overall_table(runs: list[Run]) -> Table:
+    """Any other protocol (e.g. custom datasets): the overall numbers it reports."""
+    stats = list(dict.fromkeys(k for r in runs for k, v in r.metrics["overall"].items()
+                               if isinstance(v, int | float) and not k.endswith("_std") and k != "n"))
+    head = ["method", "n", *stats]
+    rows = [[r.label, str(r.metrics["overall"].get("n", "–")), *(pm(r.metrics["overall"], s) for s in stats)]
+            for r in runs]
+    return Table("Overall", provenance(runs), head, rows, ["± = bootstrap std over questions."])
+
+
 def paired_table(runs: list[Run], reference: Run) -> Table:
     """Each run minus the reference on the same questions; refuses incomparable runs."""
     problems = [f"{r.path}: {'; '.join(why)}" for r in runs if r is not reference
