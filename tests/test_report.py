@@ -65,6 +65,16 @@ def test_chronological_awareness_shown_when_present(root, tmp_path) -> None:
     (dst / "metrics.json").write_text(json.dumps(m))
     md, _ = build_report([dst], tmp_path / "rep")
     assert "0.625 ± 0.050" in md.read_text()
+    m["chronological_awareness"] = {"ca": 0.4, "ca_std": 0.1, "latest": 0.5, "order": 0.3,
+                                    "n_latest": 2, "n_order": 1}
+    (dst / "metrics.json").write_text(json.dumps(m))
+    md, _ = build_report([dst], tmp_path / "rep")
+    assert "0.400 ± 0.100 (latest 0.500 / order 0.300)" in md.read_text()
+    m["chronological_awareness"] = {"ca": None, "latest": None, "order": None}
+    (dst / "metrics.json").write_text(json.dumps(m))
+    md, _ = build_report([dst], tmp_path / "rep")
+    row = next(r for r in md.read_text().splitlines() if r.startswith("| vanilla |"))
+    assert "n/a" in row
 
 
 def test_paired_difference_has_the_right_sign(root, tmp_path) -> None:

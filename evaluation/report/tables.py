@@ -54,16 +54,20 @@ def pm(m: dict[str, Any] | None, key: str) -> str:
 
 
 def chronological(metrics: dict[str, Any]) -> str:
-    """Chronological Awareness when the run computed it, "n/a" otherwise (float or dict)."""
+    """Chronological Awareness when the run computed it, "n/a" otherwise. Accepts the EpBench
+    protocol's dict ({"ca", "ca_std", "latest", "order", ...}) or a plain float (+ "_std" key)."""
     v = metrics.get("chronological_awareness")
     if v is None:
         return "n/a"
     if isinstance(v, dict):
-        key = next((k for k in ("score", "value", "f1", "accuracy", "mean") if k in v), None)
+        key = next((k for k in ("ca", "score", "value") if k in v), None)
         if key is None or v[key] is None:
             return "n/a"
-        std = v.get("std", v.get(f"{key}_std"))
-        return f"{fmt(v[key])} ± {fmt(std)}" if std is not None else fmt(v[key])
+        std = v.get(f"{key}_std", v.get("std"))
+        cell = f"{fmt(v[key])} ± {fmt(std)}" if std is not None else fmt(v[key])
+        if "latest" in v or "order" in v:
+            cell += f" (latest {fmt(v.get('latest'))} / order {fmt(v.get('order'))})"
+        return cell
     std = metrics.get("chronological_awareness_std")
     return f"{fmt(v)} ± {fmt(std)}" if std is not None else fmt(v)
 
