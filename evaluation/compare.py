@@ -99,7 +99,8 @@ def provenance_lines(runs: list[dict[str, Any]]) -> list[str]:
         values = sorted({str(r["meta"].get(key)) for r in runs})
         flag = "" if len(values) == 1 else "  <-- DIFFERS: these runs do not compare"
         out.append(f"- {key}: {' | '.join(values)}{flag}")
-    policies = sorted({str(r["metrics"].get("policy", r["metrics"].get("credit", "-"))) for r in runs})
+    policies = sorted({", ".join(str(r["metrics"][k]) for k in ("policy", "credit") if k in r["metrics"]) or "-"
+                       for r in runs})  # e.g. "lenient, grounded": runs differing in credit do not compare
     out.append(f"- scoring: {' | '.join(policies)}" + ("" if len(policies) == 1 else "  <-- DIFFERS"))
     if not any("gpt-4o" in str(r["meta"].get("answer_model", "")).lower() for r in runs):
         out.append("- NOTE: not GPT-4o answering; not comparable to the published GPT-4o figures")

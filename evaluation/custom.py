@@ -4,6 +4,8 @@ A question whose gold answer is a list of items is judged with the EpBench item 
 per gold item, P/R/F1 under the lenient or harsh policy); a free-text gold answer gets a
 CORRECT/WRONG judge verdict plus token F1 (stemmed, as LoCoMo's). A question's headline score is
 its item F1 or its verdict (1/0); tables show both kinds and every stratum the data declares.
+`credit` picks raw (the judge's) or grounded credit (only what the answer text supports), as on
+the benchmarks (grounding.py for items, conversation_grounding.py for free text).
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ from datasets.types import Dataset, Question
 from model_access.chat import ChatModel
 from model_access.errors import JsonOutputError
 
+from .conversation_grounding import check_credit, ground_verdict
 from .epbench_judge import PROMPT_VERSION as ITEM_JUDGE_VERSION
 from .epbench_judge import judge_one
 from .epbench_scoring import POLICIES, dedupe_gold, score_question
+from .grounding import ground
 from .protocol import Protocol, fmt, provenance_header
 from .retrieval_diagnostics import question_diagnostics
 from .stats import bootstrap_std, nanmean
@@ -55,19 +59,29 @@ def text_judge_messages(question: str, gold: str, answer: str) -> list[dict[str,
     return [{"role": "system", "content": _JUDGE_SYSTEM}, {"role": "user", "content": user}]
 
 
+def grounded_fields(kind: str, question: str, gold: list[str], answer: str, j: dict[str, Any]) -> dict[str, Any]:
+    """Grounded credit for one judged line: item credits the text supports, or a grounded verdict."""
+    if kind == "items":
+        g = ground(answer, j["gold"], j["matching_score"], j["identified_items"], None, question=question)
+        return {"matching_score_grounded": g.matching_score, "n_pred_grounded": g.n_pred}
+    ok = ground_verdict(answer, gold[0] if gold else "", question)
+    return {"correct_grounded": int(j["correct"] and ok.supported), "grounding": ok.reason}
+
+
 class CustomProtocol(Protocol):
     name = "custom"
     version = "1"
 
-    def __init__(self, policy: str = "lenient", resamples: int = 1000, seed: int = 0):
+    def __init__(self, policy: str = "lenient", resamples: int = 1000, seed: int = 0, credit: str = "raw"):
         if policy not in POLICIES:
             raise ValueError(f"protocol.policy must be one of {POLICIES}, not {policy!r}")
         self.policy, self.resamples, self.seed = policy, resamples, seed
+        self.credit = check_credit(credit)
 
     def describe(self) -> dict[str, Any]:
         return {"protocol": self.name, "version": self.version, "policy": self.policy,
                 "item_judge": ITEM_JUDGE_VERSION, "text_judge": TEXT_JUDGE_VERSION,
-                "answer_prompt": ANSWER_PROMPT_VERSION}
+                "answer_prompt": ANSWER_PROMPT_VERSION, "credit": self.credit}
 
     def answer_messages(self, question: Question, context_text: str) -> list[dict[str, str]]:
         date = question.attrs.get("question_date")
@@ -86,15 +100,17 @@ class CustomProtocol(Protocol):
             if "judge_error" in raw:
                 return {**line, **raw}
             gold, scores = dedupe_gold(list(question.gold), raw["matching_score_raw"])
-            return {**line, **raw, "gold": gold, "matching_score": scores}
+            line = {**line, **raw, "gold": gold, "matching_score": scores}
+            return {**line, **grounded_fields(kind, question.text, gold, prediction["answer"], line)}
         line["judge_prompt"] = TEXT_JUDGE_VERSION
         try:
             verdict, result = await judge.complete_json(
                 text_judge_messages(question.text, question.gold[0], prediction["answer"]), _Verdict, max_tokens=300)
         except JsonOutputError as exc:
             return {**line, "judge_error": str(exc), "judge_raw": exc.raw_outputs}
-        return {**line, "label": verdict.label, "correct": int(verdict.label == "CORRECT"),
+        line = {**line, "label": verdict.label, "correct": int(verdict.label == "CORRECT"),
                 "reasoning": verdict.reasoning, "judge_cached": result.cached}
+        return {**line, **grounded_fields(kind, question.text, list(question.gold), prediction["answer"], line)}
 
     # -- metrics ---------------------------------------------------------------------------
     def rows(self, judgments: list[dict[str, Any]], predictions: list[dict[str, Any]],
@@ -110,9 +126,15 @@ class CustomProtocol(Protocol):
                                    "gold_recall": question_diagnostics(p)["gold_recall"],
                                    "score": math.nan, "item_f1": math.nan, "item_precision": math.nan,
                                    "item_recall": math.nan, "judge": math.nan, "token_f1": math.nan}
+            if self.credit == "grounded" and ("matching_score" in j or "correct" in j) \
+                    and "matching_score_grounded" not in j and "correct_grounded" not in j:  # judged before grounding
+                gold_list = p["gold"] if isinstance(p.get("gold"), list) else [str(p.get("gold", ""))]
+                j = {**j, **grounded_fields(kind, str(p.get("question", "")), gold_list, str(p.get("answer", "")), j)}
+            grounded = self.credit == "grounded"
             if kind == "items" and "matching_score" in j:
-                s = score_question(len(j["gold"]), j["matching_score"], len(j["identified_items"]),
-                                   policy or self.policy)
+                scores, n_pred = ((j["matching_score_grounded"], j["n_pred_grounded"]) if grounded
+                                  else (j["matching_score"], len(j["identified_items"])))
+                s = score_question(len(j["gold"]), scores, n_pred, policy or self.policy)
                 row.update(score=s.f1, item_f1=s.f1,
                            item_precision=math.nan if s.precision is None else s.precision,
                            item_recall=math.nan if s.recall is None else s.recall)
@@ -120,7 +142,7 @@ class CustomProtocol(Protocol):
                 gold = p["gold"][0] if isinstance(p.get("gold"), list) and p["gold"] else str(p.get("gold", ""))
                 row["token_f1"] = token_f1(str(p.get("answer", "")), gold)
                 if "correct" in j:
-                    row["score"] = row["judge"] = float(j["correct"])
+                    row["score"] = row["judge"] = float(j["correct_grounded" if grounded else "correct"])
             out.append(row)
         return out
 
@@ -148,7 +170,7 @@ class CustomProtocol(Protocol):
             "strata": {key: {str(v): self._aggregate([r for r in rows if str(r["strata"].get(key)) == str(v)])
                              for v in sorted({str(r["strata"][key]) for r in rows if key in r["strata"]})}
                        for key in keys},
-            "policy": policy or self.policy,
+            "policy": policy or self.policy, "credit": self.credit,
             "n_judge_failed": len(failed), "judge_failed_ids": failed,
         }
 
@@ -160,7 +182,8 @@ class CustomProtocol(Protocol):
     # -- table -----------------------------------------------------------------------------
     def table(self, metrics: dict[str, Any], meta: dict[str, Any]) -> str:
         policy = (f"custom: item answers by the EpBench item judge ({metrics['policy']} F1), free-text "
-                  f"answers by a CORRECT/WRONG judge ({TEXT_JUDGE_VERSION}) + token F1")
+                  f"answers by a CORRECT/WRONG judge ({TEXT_JUDGE_VERSION}) + token F1; "
+                  f"{metrics.get('credit', 'raw')} credit")
 
         def row(label: str, m: dict[str, Any]) -> str:
             return (f"| {label} | {m['n']} | {fmt(m['score'])} ± {fmt(m.get('score_std'))} | "
