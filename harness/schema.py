@@ -39,6 +39,7 @@ class TrackingConfig:
     project: str = "memeval"
     entity: str | None = None
     tags: list[str] = field(default_factory=list)
+    group: str | None = None  # W&B group; default: the sweep's folder name under -m
 
 
 @dataclass

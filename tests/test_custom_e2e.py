@@ -24,7 +24,7 @@ def _lines(path: Path) -> list[dict]:
 
 
 def _run(scripted, tmp: Path, method: str, path: Path = EXAMPLE) -> subprocess.CompletedProcess:
-    args = [f"method={method}", "dataset=custom", f"dataset.path={path}",
+    args = [f"method={method}", "dataset=custom", f"dataset.path={path}", "subset.n=null",
             *scripted_overrides(scripted, tmp, tmp)]
     return run_cli(args, timeout=180)
 
