@@ -61,6 +61,8 @@ class SweepReport(Callback):
         _FAILED.clear()
 
     def on_job_end(self, config: DictConfig, job_return: Any, **kwargs: Any) -> None:
+        if config.hydra.mode != RunMode.MULTIRUN:  # a single run's output dir is the working directory
+            return
         value = getattr(job_return, "_return_value", None)
         out = Path(config.hydra.runtime.output_dir)
         record: dict[str, Any] = {"job": out.name, "overrides": list(job_return.overrides or [])}

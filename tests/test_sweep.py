@@ -21,6 +21,23 @@ def test_config_error_fails_one_job_and_the_sweep_goes_on(scripted, tmp_path, da
     assert "| vanilla |" in report and "## Failed jobs" in report and "MISSING_KEY_FOR_THIS_TEST" in report
 
 
+def test_a_single_run_leaves_no_sweep_files_in_the_working_directory(scripted, tmp_path, data_dir) -> None:
+    import shutil
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    work = tmp_path / "cwd"
+    shutil.copytree(ROOT / "conf", work / "conf")
+    shutil.copy(ROOT / "run.py", work / "run.py")
+    r = subprocess.run([sys.executable, "run.py", "method=vanilla", "subset.n=1",
+                        *scripted_overrides(scripted, tmp_path, data_dir)], cwd=work, capture_output=True,
+                       text=True, timeout=300, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert sorted(p.name for p in work.iterdir()) == ["conf", "run.py"]
+
+
 class _Proc:
     pid = 0
 
