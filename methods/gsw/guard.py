@@ -14,10 +14,9 @@ gives the same result.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from collections.abc import Iterable
 
+from ..output_guard import ChunkText, copied, norm
 from .prompts import (
     EXAMPLE_ACTIONS,
     EXAMPLE_PLACES,
@@ -35,38 +34,7 @@ OLD_EXAMPLES = ("workshop instructor", "venue of the festival", "date of the gal
                 "finished", "demonstrated cat leaps", "Bethpage Black Course", "March 23, 2024", "that evening")
 NEW_EXAMPLES = (*EXAMPLE_ROLES, *EXAMPLE_STATES, *EXAMPLE_ACTIONS, *EXAMPLE_PLACES, *EXAMPLE_TIMES,
                 *EXAMPLE_QUESTIONS)
-_STOP = {"the", "a", "an", "of", "and", "in", "on", "at", "to", "for", "mr", "mrs", "ms", "dr", "st"}
-
-
-def norm(text: str) -> str:
-    """Lower case, punctuation to spaces, single spaces."""
-    return " ".join(re.sub(r"[^0-9a-z]+", " ", text.lower()).split())
-
-
-class ChunkText:
-    """One chunk's text, normalised once, for phrase and word look-ups."""
-
-    def __init__(self, text: str):
-        self.phrase = f" {norm(text)} "
-        self.words = set(self.phrase.split())
-
-    def has_phrase(self, value: str) -> bool:
-        key = norm(value)
-        return bool(key) and f" {key} " in self.phrase
-
-    def has_name(self, name: str) -> bool:
-        """The name as a phrase, or at least half of its content words (and at least one)."""
-        if self.has_phrase(name):
-            return True
-        content = [w for w in norm(name).split() if w not in _STOP]
-        hits = sum(1 for w in content if w in self.words)
-        return bool(content) and hits >= 1 and 2 * hits >= len(content)
-
-
-def copied(values: Iterable[str], text: ChunkText, examples: Iterable[str]) -> list[str]:
-    """The values that equal an example value the chunk itself does not contain."""
-    keys = {norm(e) for e in examples}
-    return [v for v in values if norm(v) in keys and not text.has_phrase(v)]
+__all__ = ["ChunkText", "copied", "norm", "guard_operator", "guard_links", "reply_values"]
 
 
 def reply_values(op: OperatorOutput, st: SpaceTimeOutput | None = None) -> list[str]:

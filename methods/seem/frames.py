@@ -12,6 +12,7 @@ model under a JSON grammar fills a small schema far more reliably than a nested 
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,7 @@ from datasets.types import Corpus
 from model_access.errors import JsonOutputError
 
 from ..embedding_rag import paragraphs
+from .guard import guard_facts, guard_frame
 from .prompts import facts_messages, frame_messages
 from .schemas import FactsOutput, FrameOutput
 
@@ -113,21 +115,25 @@ async def extract_passage(llm: Any, p: Passage, *, graph: bool, frame_max_tokens
     Without the date, times stay as written (the context still shows each passage's date)."""
     date = p.date if with_date else None
     rec: dict[str, Any] = {"key": p.key if with_date else p.text_key, "frame": None, "frame_status": "ok",
-                           "facts": [], "facts_status": "off"}
+                           "facts": [], "facts_status": "off", "guard": {}}
+    guard: Counter[str] = Counter()
     try:
         out, _ = await llm.complete_json(frame_messages(p.text, date), FrameOutput, max_tokens=frame_max_tokens)
-        rec["frame"] = out.model_dump(mode="json")
+        rec["frame"], dropped = guard_frame(out.model_dump(mode="json"), p.text)
+        guard.update(dropped)
     except JsonOutputError as exc:
         rec["frame_status"], rec["frame_error"] = "failed", str(exc)[:300]
     if graph:
         try:
             facts, _ = await llm.complete_json(facts_messages(p.text, date), FactsOutput,
                                                max_tokens=facts_max_tokens)
-            rec["facts"] = [f.model_dump(mode="json") for f in facts.facts
-                            if f.subject.strip() and f.object.strip()]
+            rec["facts"], dropped = guard_facts([f.model_dump(mode="json") for f in facts.facts
+                                                 if f.subject.strip() and f.object.strip()], p.text)
+            guard.update(dropped)
             rec["facts_status"] = "ok"
         except JsonOutputError as exc:
             rec["facts_status"], rec["facts_error"] = "failed", str(exc)[:300]
+    rec["guard"] = dict(guard)
     return rec
 
 

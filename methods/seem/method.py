@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -195,6 +196,7 @@ class SEEM(MemoryMethod):
                 "frames_before_fusion": len(passages), "frames_after_fusion": len(memory.frames),
                 "frame_failed": sum(r["frame_status"] == "failed" for r in recs),
                 "facts_failed": sum(r["facts_status"] == "failed" for r in recs),
+                "guard": dict(sum((Counter(r.get("guard", {})) for r in recs), Counter())),
                 "fusion": {**decision_counts(memory.decisions), "skipped_provenance_limit": self.fusion.skipped},
                 **(graph.stats() if graph else {}),
                 "build_seconds": round(seconds, 3), "mode": self.mode}

@@ -22,7 +22,8 @@ _SKIP = {"The", "At", "In", "On", "He", "She", "They", "It", "When", "Chapter", 
 
 
 def _user(messages: list[dict[str, str]]) -> str:
-    return next(m["content"] for m in messages if m["role"] == "user")
+    """The last user turn: the passage to extract (earlier turns are the prompt's worked example)."""
+    return [m["content"] for m in messages if m["role"] == "user"][-1]
 
 
 def _passage(messages: list[dict[str, str]]) -> tuple[str, str]:
