@@ -7,7 +7,7 @@ import contextvars
 import json
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,6 +86,7 @@ class UsageLedger:
     price_table_version: str = "unversioned"
     _rows: dict[tuple[str, str, str], _Bucket] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    listeners: list[Callable[[], None]] = field(default_factory=list)  # e.g. a progress bar
     _journal_fd: int | None = None
     _invocation: str | None = None
 
@@ -137,6 +138,8 @@ class UsageLedger:
             self._add(key, 1, prompt_tokens, completion_tokens, cost)
             self._journal({"stage": key[0], "model": model, "kind": key[2], "prompt_tokens": prompt_tokens,
                            "completion_tokens": completion_tokens, "cost_usd": cost})
+        for listener in self.listeners:
+            listener()
 
     def _add(self, key: tuple[str, str, str], calls: int, pt: int, ct: int, cost: float) -> None:
         bucket = self._rows.setdefault(key, _Bucket())
@@ -144,6 +147,14 @@ class UsageLedger:
         bucket.prompt_tokens += pt
         bucket.completion_tokens += ct
         bucket.cost_usd += cost
+
+    def tally(self) -> tuple[int, int, float]:
+        """(fresh calls, cached calls, USD paid now) so far, cheaply (for progress displays)."""
+        with self._lock:
+            fresh = sum(b.calls for (_, _, k), b in self._rows.items() if k == "fresh")
+            cached = sum(b.calls for (_, _, k), b in self._rows.items() if k == "cached")
+            cost = sum(b.cost_usd for (_, _, k), b in self._rows.items() if k == "fresh")
+        return fresh, cached, cost
 
     def fresh_calls(self) -> int:
         with self._lock:
