@@ -175,18 +175,24 @@ def soak(server: ScriptedServer, ref: Reference, kills: int, fault_rate: float, 
     landed = torn = 0
     args = run_args(server, soak_dir, ref.data_dir, methods, ref.subset, dataset, ref.overrides)
     try:
-        for k in range(kills + 1):
+        k = attempts = 0  # k: invocation number; attempts: kills tried (a run may finish first)
+        completed = False  # an invocation ran to its end: later kills hit reruns of a finished run
+        while True:
+            final = landed >= kills or attempts >= 3 * kills
             before = cached_keys(soak_dir / "cache.sqlite")
             befores.append(before)
             n0 = server.count()
             proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                     cwd=ROOT, start_new_session=True)
-            if k < kills:
+            if not final:
+                attempts += 1
                 done = sum(answered_units(server.requests[start:n0]).values())  # work already paid
                 left = max(0.1, 1 - done / max(1, sum(ref_units.values())))
-                hit = _kill_at_random(proc, server, n0, ref.startup, ref.span * left, kills - k, rng)
+                hit = _kill_at_random(proc, server, n0, ref.startup, ref.span * left, kills - landed, rng,
+                                      from_launch=completed)
                 _reap(proc)
                 landed += hit
+                completed = completed or not hit
                 if hit:
                     killed_ranges.append((n0, server.count(), k))
                     torn += _tear_tails(soak_dir / "runs" / dataset, rng)
@@ -200,6 +206,9 @@ def soak(server: ScriptedServer, ref: Reference, kills: int, fault_rate: float, 
                 if r["fault"] is None:
                     repaid += [u[:120] for u, keys in paid_units(r) if keys & before]
             twice_in_one += [u[:120] for u, n in answered_units(sent).items() if n > max(1, ref_units[u])]
+            k += 1
+            if final:
+                break
     finally:
         server.set_fault_rate(0.0)
     with server.lock:
@@ -219,7 +228,7 @@ def soak(server: ScriptedServer, ref: Reference, kills: int, fault_rate: float, 
                         and not all(keys & befores[k + 1] for _, keys in paid_units(r)))
     unexplained = [u[:120] for u in extra if answered[u] - ref_units[u] > in_killed[u]]
     report.update({
-        "kills_landed": landed, "torn_tails_written": torn, "soak_requests": len(soak_requests),
+        "kills_landed": landed, "kill_attempts": attempts, "torn_tails_written": torn, "soak_requests": len(soak_requests),
         "faults_injected": dict(Counter(r["fault"] for r in soak_requests if r["fault"])),
         "paid_units": sum(answered.values()), "reference_paid_units": sum(ref_units.values()),
         "repaid": len(repaid), "paid_twice_in_one_invocation": len(twice_in_one),
@@ -262,13 +271,13 @@ def soak(server: ScriptedServer, ref: Reference, kills: int, fault_rate: float, 
 
 
 def _kill_at_random(proc: subprocess.Popen, server: ScriptedServer, n0: int, startup: float, span: float,
-                    kills: int, rng: random.Random) -> int:
+                    kills: int, rng: random.Random, from_launch: bool = False) -> int:
     """SIGKILL at a random point: mostly a random time after the invocation's first new request
     (spread so that the remaining kills cover the remaining work, `span` seconds of it), sometimes
     a random time after launch (start-up, replay from the cache, scoring, writing files). Returns
     1 if the kill landed."""
     launched = time.monotonic()
-    if rng.random() < 0.25:
+    if from_launch or rng.random() < 0.25:
         delay = rng.uniform(0, startup + span)
     else:
         while server.count() == n0 and proc.poll() is None and time.monotonic() - launched < 600:
