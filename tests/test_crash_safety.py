@@ -195,3 +195,16 @@ def test_fault_soak_ci_size(reference) -> None:
     assert set(report["faults_injected"]) == {"429", "500", "timeout", "drop", "malformed"}, report
     assert report["lost_in_flight"] == 0 and report["paid_units"] == report["reference_paid_units"]
     _check(report)
+
+
+def test_rescore_waits_for_no_one_and_never_writes_a_busy_folder(tmp_path, capsys) -> None:
+    from evaluation.rescore import main as rescore
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.yaml").write_text("{}\n")
+    with FolderLock(run, "run folder"):
+        assert rescore([str(run)]) == 2
+    err = capsys.readouterr().err
+    assert f"pid {os.getpid()}" in err and "in use by another run" in err
+    assert sorted(p.name for p in run.iterdir()) == [".lock", "config.yaml"]
