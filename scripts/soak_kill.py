@@ -238,6 +238,7 @@ def soak(server: ScriptedServer, ref: Reference, kills: int, fault_rate: float, 
         "repaid": len(repaid), "paid_twice_in_one_invocation": len(twice_in_one),
         "lost_in_flight": lost,
         "missing_answers": sorted(set(ref_units) - set(answered))[:5],
+        "diverged_calls": len(set(ref_units) ^ set(answered)),
     })
     got = outputs(soak_dir, methods, dataset)
     report["identical"] = {m: {n: got[m][n] == ref.outputs[m][n] for n in COMPARED} for m in methods}
