@@ -122,6 +122,16 @@ class ChatModel:
             req["response_format"] = response_format
         return req
 
+    def _key_payload(self, req: dict[str, Any]) -> dict[str, Any]:
+        """What the cache key hashes. Without a pinned revision the model name alone does not say
+        which weights answered, so the endpoint joins the key (two servers may serve different
+        weights under one name); with a revision it stays out (a local server's port changes)."""
+        payload = {"kind": "chat", "revision": self.model_revision, **req}
+        endpoint = endpoint_identity(self.model_revision, self.base_url)
+        if endpoint is not None:
+            payload["endpoint"] = endpoint
+        return payload
+
     async def complete(
         self,
         messages: list[dict[str, str]],
@@ -131,7 +141,7 @@ class ChatModel:
     ) -> ChatResult:
         """One chat completion at temperature 0, served from the cache when seen before."""
         req = self._request(messages, max_tokens, response_format)
-        key = cache_key({"kind": "chat", "revision": self.model_revision, **req})
+        key = cache_key(self._key_payload(req))
         hit = self.cache.get(key)
         if hit is not None:
             self.ledger.record(self.display_name, hit["prompt_tokens"], hit["completion_tokens"], cached=True)
@@ -197,6 +207,14 @@ class ChatModel:
     def describe(self) -> dict[str, Any]:
         return {"model": self.model, "display_name": self.display_name, "revision": self.model_revision,
                 "base_url": self.base_url, "json_mode": self.json_mode}
+
+
+def endpoint_identity(revision: str | None, base_url: str | None) -> str | None:
+    """The endpoint part of a cache key: only when no revision is pinned and an endpoint is set
+    (the default OpenAI endpoint keeps its keys)."""
+    if revision is not None or not base_url:
+        return None
+    return base_url.rstrip("/")
 
 
 def _strip_fences(text: str) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from .cache import ResponseCache, cache_key
+from .chat import endpoint_identity
 from .errors import ConfigError
 from .retry import with_retries
 from .usage import UsageLedger
@@ -44,8 +45,12 @@ class Embedder(ABC):
         """Return (vectors [n, d], tokens billed) for texts not in the cache."""
 
     def _key(self, text: str, input_type: str) -> str:
-        return cache_key({"kind": "embed", "model": self.model, "revision": self.model_revision,
-                          "input_type": input_type, "text": text})
+        payload = {"kind": "embed", "model": self.model, "revision": self.model_revision,
+                   "input_type": input_type, "text": text}
+        endpoint = endpoint_identity(self.model_revision, getattr(self, "base_url", None))
+        if endpoint is not None:  # unpinned weights: which server embedded it matters
+            payload["endpoint"] = endpoint
+        return cache_key(payload)
 
     def _semaphore(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
