@@ -26,6 +26,9 @@ async def index_stage(c: Components, method: MemoryMethod, run: RunFolder) -> di
             indexes[cid] = await method.build_index(c.dataset.corpora[cid])
             report.append({"corpus_id": cid, "units": len(c.dataset.corpora[cid].units),
                            "seconds": round(time.perf_counter() - t0, 3)})
+            info = getattr(indexes[cid], "info", None)  # e.g. a baseline package's own report
+            if isinstance(info, dict):
+                report[-1]["info"] = info
     run.write_json("index.json", {"method": method.name, "params": method.params(), "corpora": report,
                                   "index_folder": str(method.services.store_root)})
     return indexes

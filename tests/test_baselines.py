@@ -147,3 +147,27 @@ def test_configs_carry_the_papers_settings() -> None:
     assert (h.qa_top_k, h.linking_top_k, h.retrieval_top_k) == (17, 5, 200)
     lr = OmegaConf.load(conf / "lightrag.yaml")
     assert (lr.mode, lr.chunk_token_size, lr.chunk_overlap_token_size) == ("hybrid", 1200, 100)
+
+
+def test_proxy_forwards_the_packages_sampling_and_records_it(scripted, tmp_path) -> None:
+    chat = ChatModel("scripted", base_url=scripted.base_url, api_key_env=None, cache=ResponseCache(None))
+    emb = OpenAICompatibleEmbedder("hashed", base_url=scripted.base_url, api_key_env=None)
+    proxy = ModelProxy(chat, emb)
+    client = openai.OpenAI(base_url=proxy.start(), api_key="x", max_retries=0)
+    msg = [{"role": "user", "content": "Name a colour."}]
+    try:
+        client.chat.completions.create(model="gpt-4o", messages=msg, temperature=0.7, seed=5, stop=["END"], n=2)
+        client.chat.completions.create(model="gpt-4o", messages=msg)
+        client.chat.completions.create(model="gpt-4o", messages=msg, max_tokens=2048)
+        asked = proxy.take_requested()
+    finally:
+        proxy.close()
+    bodies = [r["body"] for r in scripted.requests]
+    assert len(bodies) == 3
+    first, default, longer = bodies
+    assert longer["max_tokens"] == 2048 and longer["temperature"] == 0.0
+    assert (first["temperature"], first["seed"], first["stop"], first["n"]) == (0.7, 5, ["END"], 2)
+    assert default["temperature"] == 0.0 and not {"seed", "stop", "n"} & set(default)
+    counts = {json.dumps(a["requested"], sort_keys=True): a["requests"] for a in asked}
+    assert counts[json.dumps({"n": 2, "seed": 5, "stop": ["END"], "temperature": 0.7}, sort_keys=True)] == 1
+    assert counts["{}"] == 1 and counts['{"max_tokens": 2048}'] == 1

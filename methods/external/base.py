@@ -118,10 +118,12 @@ class ExternalMethod(MemoryMethod):
         async with self._job_lock:
             assert self._proxy is not None
             self._proxy.context = contextvars.copy_context()
+            self._proxy.take_requested()  # start this job's tally afresh
             try:
-                return await worker.acall(op, payload, timeout_s)
+                reply = await worker.acall(op, payload, timeout_s)
             finally:
                 self._proxy.context = None
+            return {**reply, "sampling_requested": self._proxy.take_requested()}
 
     async def build_index(self, corpus: Corpus) -> WorkerIndex:
         env_path = await self._aenv()
@@ -145,7 +147,8 @@ class ExternalMethod(MemoryMethod):
         else:
             reply = await self._job(worker, "index", {"units": unit_payload(corpus)}, self.index_timeout_s)
             info = {"corpus": fingerprint, "units": len(corpus.units), "seconds": reply.get("seconds"),
-                    "package": opened["result"], "index": reply["result"]}
+                    "package": opened["result"], "index": reply["result"],
+                    "sampling_requested": reply["sampling_requested"]}
             store.save_json(DONE, info)
             info = {**info, "reused": False}
         return WorkerIndex(corpus, worker, info)
@@ -161,6 +164,7 @@ class ExternalMethod(MemoryMethod):
         if unknown:
             raise WorkerError(f"{self.env_name} worker named units not in corpus {index.corpus.id}: {unknown[:5]}")
         extras = {"package": self.env_name, "worker_seconds": reply.get("seconds"),
+                  "sampling_requested": reply["sampling_requested"],
                   **{k: v for k, v in res.items() if k not in {"context_text", "units"}}}
         return Retrieval(res["context_text"], units, extras)
 
