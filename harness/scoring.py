@@ -13,6 +13,8 @@ from omegaconf import OmegaConf
 
 from evaluation.protocol import Protocol
 
+from .provenance import describe as describe_audit
+from .provenance import summarize as summarize_audit
 from .resolvers import register_resolvers
 from .run_folder import RunFolder
 
@@ -36,6 +38,10 @@ def score_run(run: RunFolder, protocol: Protocol | None = None, policy: str | No
     meta = run.read_json("meta.json")
     if predictions:
         meta["mean_context_tokens"] = round(mean(p["context_tokens"] for p in predictions), 1)
+        audit = summarize_audit(predictions)
+        if audit is not None:
+            metrics["cap_audit"] = audit
+            meta["cap_audit_text"] = describe_audit(audit)
     if (run / "usage.json").exists():
         totals = run.read_json("usage.json")["totals"]
         meta["cost_usd"] = round(totals["fresh"]["cost_usd"] + totals["cached"]["cost_usd"], 4)

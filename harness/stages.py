@@ -12,6 +12,7 @@ from model_access.tokenizer import count_tokens
 from model_access.usage import collect_calls, stage, summarize_calls
 
 from .build import Components
+from .provenance import CapAudit
 from .run_folder import JsonlAppender, RunFolder, config_hash
 
 
@@ -42,6 +43,7 @@ async def answer_stage(c: Components, method: MemoryMethod, indexes: dict[str, A
     out = JsonlAppender(path)
     sem = asyncio.Semaphore(concurrency)
     rows: dict[str, dict[str, Any]] = {}
+    audit = CapAudit()
 
     async def one(q: Question) -> None:
         async with sem:
@@ -55,6 +57,9 @@ async def answer_stage(c: Components, method: MemoryMethod, indexes: dict[str, A
             row = {**q.record(), "answer": result.text, "context_text": r.context_text,
                    "context_tokens": ctx_tokens, "context_chapters": r.units,
                    "usage": summarize_calls(calls), "retrieval": r.extras}
+            if not method.exempt_from_cap:  # the harness's own provenance check (harness/provenance.py)
+                row["cap_audit"] = audit.check(c.dataset.corpus_for(q), r.context_text, r.units, r.extras,
+                                               ctx_tokens)
             rows[q.id] = row
             out.add(row)
 

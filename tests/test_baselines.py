@@ -48,8 +48,11 @@ def test_baseline_end_to_end_with_scripted_server(method, scripted, tmp_path, da
         assert 1 <= len(p["context_chapters"]) <= 3, p["context_chapters"]  # EpBench-20 cap: 3
         assert p["retrieval"]["package"] == method
         assert p["usage"]["retrieve"]["calls"] >= 1, "the package's query-time calls go through the proxy"
+        assert p["cap_audit"]["uncapped_tokens"] is not None, "the package's uncapped sections are declared"
+        assert isinstance(p["retrieval"]["sampling_requested"], list)
     usage = json.loads((run / "usage.json").read_text())
     assert usage["stages"]["index"]["fresh"]["calls"] > 0, "the package's indexing calls are accounted"
+    assert "cap audit: uncapped context share" in (run / "results.md").read_text()
     index = json.loads((run / "index.json").read_text())
     assert Path(index["index_folder"], "epbench20", "index_done.json").exists()
 

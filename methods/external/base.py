@@ -14,6 +14,7 @@ import asyncio
 import contextvars
 import hashlib
 import json
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +62,11 @@ class ExternalMethod(MemoryMethod):
     """Subclasses name their environment and the package settings that define the index."""
 
     env_name: ClassVar[str] = ""
+    # Context sections: a multiline regex whose group "name" names a section header, and the
+    # sections whose text comes only from the reported (capped) units. Everything else (and text
+    # before the first header) is reported to the harness as uncapped. None: all text is capped.
+    section_header: ClassVar[str | None] = None
+    capped_sections: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, services: Services, name: str | None = None, setup: str = "auto",
                  chat_alias: str = "gpt-4o", embedding_alias: str = "text-embedding-3-small",
@@ -86,6 +92,20 @@ class ExternalMethod(MemoryMethod):
         return {"package_env": f"{self.env_name}-{envs.SPECS[self.env_name].fingerprint()}",
                 "chat_alias": self.chat_alias, "embedding_alias": self.embedding_alias,
                 **self.settings()}
+
+    def uncapped_text(self, context: str) -> list[str]:
+        """The parts of the package's context that no chapter list covers (for the cap audit)."""
+        if self.section_header is None:
+            return []
+        marks = list(re.finditer(self.section_header, context))
+        if not marks:
+            return [context] if context.strip() else []
+        parts = [context[:marks[0].start()]] if context[:marks[0].start()].strip() else []
+        for i, m in enumerate(marks):
+            end = marks[i + 1].start() if i + 1 < len(marks) else len(context)
+            if m.group("name").strip() not in self.capped_sections:
+                parts.append(context[m.start():end])
+        return parts
 
     # -- plumbing ---------------------------------------------------------------------------
     def _env(self) -> Path:
@@ -164,6 +184,7 @@ class ExternalMethod(MemoryMethod):
         if unknown:
             raise WorkerError(f"{self.env_name} worker named units not in corpus {index.corpus.id}: {unknown[:5]}")
         extras = {"package": self.env_name, "worker_seconds": reply.get("seconds"),
+                  "uncapped_text": self.uncapped_text(res["context_text"]),
                   "sampling_requested": reply["sampling_requested"],
                   **{k: v for k, v in res.items() if k not in {"context_text", "units"}}}
         return Retrieval(res["context_text"], units, extras)
