@@ -47,7 +47,7 @@ def score_run(run: RunFolder, protocol: Protocol | None = None, policy: str | No
         meta["cost_usd"] = round(totals["fresh"]["cost_usd"] + totals["cached"]["cost_usd"], 4)
     metrics["provenance"] = {k: meta.get(k) for k in
                              ("method", "answer_model", "judge_model", "embedder", "data_version",
-                              "subset", "context_cap", "protocol")}
+                              "subset", "context_cap", "protocol", "answer_with")}
     suffix = f"_{policy}" if policy else ""  # another policy never overwrites the run's own numbers
     run.write_json(f"metrics{suffix}.json", metrics)
     agreement = metrics.get("agreement")

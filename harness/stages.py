@@ -53,10 +53,17 @@ async def answer_stage(c: Components, method: MemoryMethod, indexes: dict[str, A
                 ctx_tokens = count_tokens(r.context_text)
                 _check_cap(c, method, q, r.units, ctx_tokens)
                 with stage("answer"):
-                    result = await c.llm.complete(c.protocol.answer_messages(q, r.context_text))
-            row = {**q.record(), "answer": result.text, "context_text": r.context_text,
+                    native = await method.answer(indexes[q.corpus_id], q, r)
+                    if native is None:  # the default: one shared prompt and model for every method
+                        text = (await c.llm.complete(c.protocol.answer_messages(q, r.context_text))).text
+                    else:
+                        text = native.text
+            row = {**q.record(), "answer": text, "context_text": r.context_text,
                    "context_tokens": ctx_tokens, "context_chapters": r.units,
-                   "usage": summarize_calls(calls), "retrieval": r.extras}
+                   "usage": summarize_calls(calls), "retrieval": r.extras,
+                   "answered_by": "shared" if native is None else "method"}
+            if native is not None:
+                row["native_answer"] = native.extras
             if not method.exempt_from_cap:  # the harness's own provenance check (harness/provenance.py)
                 row["cap_audit"] = audit.check(c.dataset.corpus_for(q), r.context_text, r.units, r.extras,
                                                ctx_tokens)

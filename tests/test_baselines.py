@@ -62,6 +62,14 @@ def test_baseline_end_to_end_with_scripted_server(method, scripted, tmp_path, da
     assert scripted.count() == calls, "rerun: the index is reused and every call is cached"
     assert "new model calls this invocation: 0" in second.stdout
 
+    native = run_cli([*args, "method.answer_with=package"], timeout=1200)  # the package's own prompt
+    assert native.returncode == 0, native.stderr[-4000:]
+    (nrun,) = [d for d in (tmp_path / "runs" / "epbench20").glob(f"{method}-*") if d != run]
+    for p in _lines(nrun / "predictions.jsonl"):
+        assert p["answered_by"] == "method" and p["answer"].strip(), p
+        assert p["native_answer"]["answer_with"] == "package" and p["usage"]["answer"]["calls"] >= 1
+    assert json.loads((nrun / "meta.json").read_text())["answer_with"] == "package"
+
 
 # -- no package environment needed --------------------------------------------------------------
 def _fake_worker(tmp: Path, body: str) -> WorkerClient:

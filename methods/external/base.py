@@ -21,13 +21,14 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from datasets.types import Corpus, Question
-from methods.base import MemoryMethod, Retrieval, Services
+from methods.base import MemoryMethod, NativeAnswer, Retrieval, Services
 
 from . import envs
 from .proxy import ModelProxy
 from .worker_protocol import WorkerClient, WorkerError
 
 WORKERS = Path(__file__).parent / "workers"
+ANSWER_WITH = ("shared", "package")
 DONE = "index_done.json"
 
 
@@ -70,10 +71,15 @@ class ExternalMethod(MemoryMethod):
 
     def __init__(self, services: Services, name: str | None = None, setup: str = "auto",
                  chat_alias: str = "gpt-4o", embedding_alias: str = "text-embedding-3-small",
-                 index_timeout_s: float | None = None, retrieve_timeout_s: float | None = 1800.0):
+                 index_timeout_s: float | None = None, retrieve_timeout_s: float | None = 1800.0,
+                 answer_with: str = "shared"):
         super().__init__(services, name)
         if setup not in {"auto", "require"}:
             raise ValueError("setup must be 'auto' (create the environment if missing) or 'require'")
+        if answer_with not in ANSWER_WITH:
+            raise ValueError(f"answer_with must be one of {ANSWER_WITH}, not {answer_with!r}: 'shared' (the "
+                             "harness's prompt, the default) or 'package' (the package's own answer prompt)")
+        self.answer_with = answer_with
         self.setup = setup
         self.chat_alias = chat_alias
         self.embedding_alias = embedding_alias
@@ -188,6 +194,23 @@ class ExternalMethod(MemoryMethod):
                   "sampling_requested": reply["sampling_requested"],
                   **{k: v for k, v in res.items() if k not in {"context_text", "units"}}}
         return Retrieval(res["context_text"], units, extras)
+
+    async def answer(self, index: WorkerIndex, question: Question, retrieval: Retrieval) -> NativeAnswer | None:
+        """With `answer_with: package`, the package answers with its own prompt (GraphRAG local
+        search, LightRAG's query, HippoRAG 2's QA) from its capped context, through the proxy (so
+        through the shared answering model, its cache and its ledger)."""
+        if self.answer_with != "package":
+            return None
+        reply = await self._job(index, "answer", {"question": question.text, "question_id": question.id,
+                                                  "max_units": self.services.cap.max_units},
+                                self.retrieve_timeout_s)
+        res = reply["result"]
+        extras = {"answer_with": "package", "package": self.env_name, "worker_seconds": reply.get("seconds"),
+                  "sampling_requested": reply["sampling_requested"],
+                  **{k: v for k, v in res.items() if k not in {"answer", "context_text"}}}
+        if "context_text" in res:  # the context the package answered from, next to the one retrieved
+            extras["same_context_as_retrieved"] = res["context_text"] == retrieval.context_text
+        return NativeAnswer(str(res["answer"]), extras)
 
     def close(self) -> None:
         """Stop the workers and the proxy (also done at exit by finalizers)."""
