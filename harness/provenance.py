@@ -16,6 +16,7 @@ the cap can leak. Per prediction the harness records:
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from statistics import mean
 from typing import Any
 
@@ -67,16 +68,25 @@ class VerbatimIndex:
 
 
 class CapAudit:
-    """Per-corpus verbatim indexes, built on first use."""
+    """Per-corpus verbatim indexes, built on first use; the most recent `keep` are held (one book
+    serves every question, while LongMemEval gives each question its own haystack)."""
 
-    def __init__(self) -> None:
-        self._indexes: dict[str, VerbatimIndex] = {}
+    def __init__(self, keep: int = 16) -> None:
+        self._indexes: OrderedDict[str, VerbatimIndex] = OrderedDict()
+        self.keep = keep
+
+    def _index(self, corpus: Corpus) -> VerbatimIndex:
+        if corpus.id in self._indexes:
+            self._indexes.move_to_end(corpus.id)
+        else:
+            self._indexes[corpus.id] = VerbatimIndex(corpus)
+            while len(self._indexes) > self.keep:
+                self._indexes.popitem(last=False)
+        return self._indexes[corpus.id]
 
     def check(self, corpus: Corpus, context_text: str, units: list[str], extras: dict[str, Any],
               context_tokens: int) -> dict[str, Any]:
-        if corpus.id not in self._indexes:
-            self._indexes[corpus.id] = VerbatimIndex(corpus)
-        verbatim = self._indexes[corpus.id].units_in(context_text)
+        verbatim = self._index(corpus).units_in(context_text)
         reported = set(units)
         uncapped = extras.get("uncapped_text")
         tokens = None

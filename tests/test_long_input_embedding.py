@@ -51,3 +51,29 @@ def test_minilm_sees_text_beyond_256_word_pieces() -> None:
     assert float(a @ b) < 0.995, "two chapters that differ after the first 256 word pieces got one vector"
     assert float(b @ tail) > float(a @ tail)
     assert emb.input_tokens(head) > 256
+
+
+def test_the_loopback_endpoints_pool_long_inputs_too(scripted, tmp_path) -> None:
+    """The baselines reach the embedder over the proxy, other tools over the endpoint: same vectors."""
+    import openai
+
+    from methods.external.proxy import ModelProxy
+    from model_access.chat import ChatModel
+    from model_access.local_embedder import EmbeddingEndpoint
+
+    emb = OpenAICompatibleEmbedder("hashed", base_url=scripted.base_url, api_key_env=None, max_input_tokens=40,
+                                   cache=ResponseCache(tmp_path / "c.sqlite"))
+    text = "\n".join([PARA_A, PARA_B, PARA_C])
+    direct = asyncio.run(emb.embed([text]))[0]
+    chat = ChatModel("scripted", base_url=scripted.base_url, api_key_env=None)
+    proxy = ModelProxy(chat, emb)
+    try:
+        via_proxy = openai.OpenAI(base_url=proxy.start(), api_key="x").embeddings.create(
+            model="text-embedding-3-small", input=[text]).data[0].embedding
+    finally:
+        proxy.close()
+    with EmbeddingEndpoint(emb) as endpoint:
+        via_endpoint = openai.OpenAI(base_url=endpoint.base_url, api_key="x").embeddings.create(
+            model="hashed", input=[text]).data[0].embedding
+    assert np.allclose(direct, via_proxy, atol=1e-6) and np.allclose(direct, via_endpoint, atol=1e-6)
+    assert text not in [t for r in scripted.requests for t in r["body"].get("input", [])]
