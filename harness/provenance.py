@@ -6,7 +6,8 @@ the cap on that list. Some packages also put text in the context that no unit li
 the cap can leak. Per prediction the harness records:
 
 - `verbatim_units`: every unit whose own text appears verbatim in the context (a run of at least
-  `VERBATIM_WORDS` consecutive words), found by the harness from the corpus, not by the method;
+  `VERBATIM_WORDS` consecutive words that no other unit contains), found by the harness from the
+  corpus, not by the method;
 - `verbatim_beyond_units`: those of them the method did not report;
 - `uncapped_tokens` / `uncapped_share`: o200k tokens of the context sections the method declares
   as not traceable to units (`Retrieval.extras["uncapped_text"]`; each must be a substring of
@@ -34,36 +35,34 @@ def _words(text: str) -> list[str]:
 
 
 class VerbatimIndex:
-    """Hashed word shingles of every unit of one corpus -> the units that contain them."""
+    """Hashed word shingles of one corpus -> the one unit that contains them.
+
+    A shingle found in two or more units (generated books repeat stock sentences) proves nothing
+    about provenance and is not indexed: a unit counts as present only through text of its own.
+    """
 
     def __init__(self, corpus: Corpus):
         self.order = {u.id: u.position for u in corpus.units}
-        self.shingles: dict[int, set[str] | str] = {}
+        owners: dict[int, str | None] = {}
         for u in corpus.units:
+            w = _words(u.text)
+            for i in range(max(len(w) - SHINGLE + 1, 0)):  # every position, to find shared shingles
+                key = hash(tuple(w[i:i + SHINGLE]))
+                have = owners.get(key, u.id)
+                owners[key] = u.id if have == u.id else None
+        self.shingles: dict[int, str] = {}
+        for u in corpus.units:  # index every STRIDE-th unique shingle (any 13-word own run hits)
             w = _words(u.text)
             for i in range(0, max(len(w) - SHINGLE + 1, 0), STRIDE):
                 key = hash(tuple(w[i:i + SHINGLE]))
-                have = self.shingles.get(key)
-                if have is None:
+                if owners.get(key) == u.id:
                     self.shingles[key] = u.id
-                elif isinstance(have, str):
-                    if have != u.id:
-                        self.shingles[key] = {have, u.id}
-                else:
-                    have.add(u.id)
 
     def units_in(self, text: str) -> list[str]:
-        """Units with at least one shingle verbatim in `text`, in corpus order."""
+        """Units with at least one of their own shingles verbatim in `text`, in corpus order."""
         w = _words(text)
-        found: set[str] = set()
-        for i in range(len(w) - SHINGLE + 1):
-            hit = self.shingles.get(hash(tuple(w[i:i + SHINGLE])))
-            if hit is None:
-                continue
-            if isinstance(hit, str):
-                found.add(hit)
-            else:
-                found |= hit
+        found = {self.shingles[k] for k in (hash(tuple(w[i:i + SHINGLE])) for i in range(len(w) - SHINGLE + 1))
+                 if k in self.shingles}
         return sorted(found, key=lambda u: self.order[u])
 
 

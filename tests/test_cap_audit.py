@@ -82,3 +82,10 @@ def test_every_prediction_carries_the_audit_and_the_table_shows_it(scripted, tmp
         assert p["cap_audit"]["verbatim_beyond_units"] == []
     assert "cap audit: " in (run / "results.md").read_text()
     assert json.loads((run / "metrics.json").read_text())["cap_audit"]["n"] == 3
+
+
+def test_a_sentence_shared_by_two_chapters_proves_nothing() -> None:
+    stock = "As the evening settled over the square the crowd slowly drifted home talking about the day."
+    corpus = Corpus("stock", (Unit("1", CH[0] + " " + stock, 0), Unit("2", CH[1] + " " + stock, 1)))
+    a = CapAudit().check(corpus, CH[0] + " " + stock, ["1"], {}, 40)
+    assert a["verbatim_units"] == ["1"] and a["verbatim_beyond_units"] == []
