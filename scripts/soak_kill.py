@@ -45,6 +45,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from scripted_server import ScriptedServer  # noqa: E402
 
 from model_access.cache import cache_key  # noqa: E402
+from model_access.chat import endpoint_identity  # noqa: E402
 
 COMPARED = ("metrics.json", "judgments.jsonl", "results.md")
 # LightRAG orders equally ranked entities and relations in its context by the order its async
@@ -70,16 +71,20 @@ def run_args(server: ScriptedServer, out: Path, data_dir: Path, methods: list[st
 
 
 def paid_units(req: dict[str, Any]) -> list[tuple[str, set[str]]]:
-    """What a request pays for, each with the cache keys its answer is stored under: a chat
-    request is one unit; an embedding request one unit per text (after a resume the batches hold
+    """What a request pays for, each with the cache keys its answer is stored under (built as
+    model_access builds them: unpinned models, so the endpoint joins the key): a chat request
+    is one unit; an embedding request one unit per text (after a resume the batches hold
     different texts, so texts, not batches, are what must not be paid twice)."""
     body = req["body"]
+    endpoint = {"endpoint": e} if (e := endpoint_identity(None, req.get("base_url"))) else {}
     if req["path"].endswith("/embeddings"):
         texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
         return [(f"embed|{body['model']}|{x}",
                  {cache_key({"kind": "embed", "model": body["model"], "revision": None,
-                             "input_type": t, "text": x}) for t in ("document", "query")}) for x in texts]
-    return [("chat|" + json.dumps(body, sort_keys=True), {cache_key({"kind": "chat", "revision": None, **body})})]
+                             "input_type": t, "text": x, **endpoint}) for t in ("document", "query")})
+                for x in texts]
+    return [("chat|" + json.dumps(body, sort_keys=True),
+             {cache_key({"kind": "chat", "revision": None, **body, **endpoint})})]
 
 
 def answered_units(requests: list[dict[str, Any]]) -> Counter:

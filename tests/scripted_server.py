@@ -158,7 +158,7 @@ class ScriptedServer:
                     return self._drop()
                 record: dict[str, Any] = {"path": self.path, "body": req, "headers": dict(self.headers),
                                           "fault": None, "status": None, "delivered": False,
-                                          "t": time.monotonic()}
+                                          "t": time.monotonic(), "base_url": server.base_url}
                 with server.lock:
                     server.requests.append(record)
                     fault = server.faults.pop(0) if server.faults else None
