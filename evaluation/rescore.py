@@ -13,6 +13,7 @@ import json
 import sys
 from pathlib import Path
 
+from harness.locking import FolderBusyError, FolderLock
 from harness.run_folder import RunFolder
 from harness.scoring import score_run
 
@@ -26,7 +27,12 @@ def main(argv: list[str] | None = None) -> int:
         if not (run_dir / "config.yaml").exists():
             print(f"error: {run_dir} is not a run folder (no config.yaml)", file=sys.stderr)
             return 2
-        metrics = score_run(RunFolder(run_dir), policy=args.policy)
+        try:  # never rewrite the files of a run that is still writing them
+            with FolderLock(run_dir, "run folder"):
+                metrics = score_run(RunFolder(run_dir), policy=args.policy)
+        except FolderBusyError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         name = f"metrics_{args.policy}.json" if args.policy else "metrics.json"
         print(f"{run_dir}: wrote {name}; overall = {json.dumps(metrics.get('overall'), default=str)}")
         ca = metrics.get("chronological_awareness")

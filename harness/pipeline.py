@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -13,13 +14,16 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from methods.base import MemoryMethod, Services
+from model_access.usage import usage_from_journal
 
 from .build import Components, build
+from .locking import FolderLock
 from .run_folder import RunFolder
 from .scoring import score_run
 from .stages import answer_stage, index_stage, index_store_root, judge_stage
 from .sweep import sweep_name
 from .tracking import log_to_wandb
+from .versions import package_versions
 
 log = logging.getLogger("memeval")
 STAGES = ("index", "answer", "judge", "score")
@@ -63,7 +67,7 @@ def _meta(c: Components) -> dict[str, Any]:
         "embedder": c.embedder.display_name, "context_cap": c.cap.describe(),
         "subset": c.subset_label, "n_questions": len(c.questions), "protocol": c.protocol.describe(),
         "answer_with": str(c.method_cfg.get("answer_with") or "shared"),
-        "git_commit": _git_commit(), "strata_key": c.dataset.strata_key,
+        "git_commit": _git_commit(), "versions": package_versions(), "strata_key": c.dataset.strata_key,
         "group_keys": c.dataset.group_keys or [c.dataset.strata_key],
     }
 
@@ -81,14 +85,15 @@ def run(cfg: DictConfig) -> Path:
     c = build(cfg)
     run_dir = RunFolder(c.run_dir)
     _current[:] = [c.run_dir]
-    handler = logging.FileHandler(run_dir / "run.log", encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
-    logging.getLogger().addHandler(handler)
-    try:
-        return _run(cfg, c, run_dir, stages)
-    finally:
-        logging.getLogger().removeHandler(handler)
-        handler.close()
+    with FolderLock(run_dir.root, "run folder", wait_s=cfg.lock_wait_s):  # before anything is written
+        handler = logging.FileHandler(run_dir / "run.log", encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+        logging.getLogger().addHandler(handler)
+        try:
+            return _run(cfg, c, run_dir, stages)
+        finally:
+            logging.getLogger().removeHandler(handler)
+            handler.close()
 
 
 def _run(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) -> Path:
@@ -96,12 +101,18 @@ def _run(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) 
     meta = _meta(c)
     meta["started"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     run_dir.write_json("meta.json", meta)
+    invocation = f"{meta['started']}-pid{os.getpid()}"
+    c.ledger.attach_journal(run_dir / "usage.jsonl", invocation)  # every call, durably, as it completes
     if set(stages) & {"index", "answer", "judge"}:
         _start_servers(c)
+    finished = False
     try:
         asyncio.run(_execute(cfg, c, run_dir, stages))
+        finished = True
     finally:
-        run_dir.write_json("usage.json", c.ledger.summary())
+        c.ledger.close_journal(finished)
+        run_dir.write_json("usage.json", usage_from_journal(
+            run_dir / "usage.jsonl", invocation, c.ledger.price_table_version, c.ledger.prices))
         c.cache.close()
     if "score" in stages:
         metrics = score_run(run_dir, c.protocol)
@@ -121,10 +132,11 @@ async def _execute(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: l
         services = Services(llm=c.llm, embedder=c.embedder, cap=c.cap, store_root=Path("."))
         method: MemoryMethod = instantiate(c.method_cfg, _partial_=True)(services=services)
         services.store_root = index_store_root(c, method.params())
-        try:
-            indexes = await index_stage(c, method, run_dir)
-            if "answer" in stages:
-                predictions = await answer_stage(c, method, indexes, run_dir, cfg.concurrency.questions)
+        try:  # runs sharing an index folder take turns: two writers would interleave its files
+            with FolderLock(services.store_root, "index folder", wait_s=cfg.lock_wait_s):
+                indexes = await index_stage(c, method, run_dir)
+                if "answer" in stages:
+                    predictions = await answer_stage(c, method, indexes, run_dir, cfg.concurrency.questions)
         finally:
             method.close()
     if "judge" in stages:

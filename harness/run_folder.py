@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
+import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -12,6 +14,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+log = logging.getLogger("memeval")
 _SECRET = re.compile(r"(api_?key|secret|token|password|authorization)$", re.IGNORECASE)
 REDACTED = "***redacted***"
 
@@ -36,6 +39,48 @@ def config_hash(parts: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
 
+def _atomic_write(path: Path, data: str) -> Path:
+    """Write a sibling temp file, fsync it, then rename over `path`: readers (and a resumed run
+    after a kill or power loss) see the old file or the new one, never half of one."""
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    tmp.replace(path)
+    return path
+
+
+def read_jsonl_file(path: Path) -> list[dict[str, Any]]:
+    """Rows of a JSONL file. A torn last line (a write cut short by a kill or power loss) is
+    reported, cut off the file and dropped, so the resumed run redoes that row; a bad line
+    anywhere else is corruption and raises, naming the file and line."""
+    if not path.exists():
+        return []
+    lines = path.read_bytes().split(b"\n")
+    tail = lines.pop()  # b"" when the file ends with a newline, as every complete write does
+    rows: list[dict[str, Any]] = []
+    for i, line in enumerate(lines, 1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except ValueError as exc:
+                raise ValueError(f"{path}: line {i} is not valid JSON ({exc}); the file is corrupt "
+                                 "(not just a torn last line): delete it to redo that stage") from exc
+    if not tail.strip():
+        return rows
+    try:  # a JSON object parses only when complete: this last line lacks just its newline
+        rows.append(json.loads(tail))
+        with path.open("ab") as f:
+            f.write(b"\n")
+    except ValueError:
+        log.warning("%s: dropped a torn last line (%d bytes, cut off by an interrupted write); "
+                    "that row will be redone", path, len(tail))
+        with path.open("r+b") as f:
+            f.truncate(sum(len(x) + 1 for x in lines))
+    return rows
+
+
 class RunFolder:
     """Paths and atomic writers for a run's artifacts."""
 
@@ -47,58 +92,48 @@ class RunFolder:
         return self.root / name
 
     def write_json(self, name: str, obj: Any) -> Path:
-        path = self.root / name
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(json.dumps(_finite(obj), indent=2, ensure_ascii=False, default=_num) + "\n",
-                       encoding="utf-8")
-        tmp.replace(path)
-        return path
+        return _atomic_write(self.root / name,
+                             json.dumps(_finite(obj), indent=2, ensure_ascii=False, default=_num) + "\n")
 
     def read_json(self, name: str) -> Any:
         return json.loads((self.root / name).read_text(encoding="utf-8"))
 
     def write_text(self, name: str, text: str) -> Path:
-        path = self.root / name
-        path.write_text(text, encoding="utf-8")
-        return path
+        return _atomic_write(self.root / name, text)
 
     def write_config(self, cfg: DictConfig) -> Path:
         resolved = OmegaConf.to_container(cfg, resolve=True)
         return self.write_text("config.yaml", OmegaConf.to_yaml(OmegaConf.create(redact(resolved))))
 
     def read_jsonl(self, name: str) -> list[dict[str, Any]]:
-        path = self.root / name
-        if not path.exists():
-            return []
-        rows = []
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                rows.append(json.loads(line))
-        return rows
+        return read_jsonl_file(self.root / name)
 
     def write_jsonl(self, name: str, rows: Iterable[dict[str, Any]]) -> Path:
-        path = self.root / name
-        tmp = path.with_suffix(".tmp")
-        with tmp.open("w", encoding="utf-8") as f:
-            for r in rows:
-                f.write(json.dumps(r, ensure_ascii=False, default=_num) + "\n")
-        tmp.replace(path)
-        return path
+        return _atomic_write(self.root / name,
+                             "".join(json.dumps(r, ensure_ascii=False, default=_num) + "\n" for r in rows))
 
 
 class JsonlAppender:
-    """Appends one line per finished question and flushes, so a crash keeps finished work."""
+    """Appends one line per finished question, each with a single write() to an O_APPEND file:
+    a kill lands before or after a line, never inside it (a power loss can still tear the last
+    line, which read_jsonl_file detects and drops)."""
 
     def __init__(self, path: Path):
         self.path = path
-        self._f = path.open("a", encoding="utf-8")
+        read_jsonl_file(path)  # cut a torn tail first, so new lines never glue onto it
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def add(self, row: dict[str, Any]) -> None:
-        self._f.write(json.dumps(row, ensure_ascii=False, default=_num) + "\n")
-        self._f.flush()
+        assert self._fd is not None, "appender is closed"
+        data = (json.dumps(row, ensure_ascii=False, default=_num) + "\n").encode("utf-8")
+        written = os.write(self._fd, data)
+        while written < len(data):  # regular files take the whole buffer; this is belt and braces
+            written += os.write(self._fd, data[written:])
 
     def close(self) -> None:
-        self._f.close()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 def _finite(obj: Any) -> Any:

@@ -58,6 +58,7 @@ class ChatModelConfig:
     json_repair_attempts: int = 2
     context_window: int | None = None
     seed: int | None = None
+    backoff_base_s: float = 1.0
     server: Any = None
 
 
@@ -76,6 +77,7 @@ class RunConfig:
     index_root: str = MISSING
     cache_path: str | None = MISSING
     run_name: str | None = None
+    lock_wait_s: float = 0.0
     stages: list[str] = field(default_factory=lambda: ["index", "answer", "judge", "score"])
     context_cap: ContextCapConfig = field(default_factory=ContextCapConfig)
     subset: SubsetConfig = field(default_factory=SubsetConfig)

@@ -116,6 +116,9 @@ async def judge_stage(c: Components, predictions: list[dict[str, Any]], run: Run
         async with sem:
             with stage("judge"):
                 line = await c.protocol.judge(by_id[p["question_id"]], p, c.dataset, c.judge)
+            # whether the verdict came from the cache belongs to this invocation (usage.jsonl has
+            # it), not to the judgment: a resumed run's judgments equal an uninterrupted run's
+            line.pop("judge_cached", None)
             rows[p["question_id"]] = line
             out.add(line)
             bar.advance()

@@ -179,8 +179,11 @@ class OpenAICompatibleEmbedder(Embedder):
 
     def __init__(self, model: str, base_url: str | None = None,
                  api_key_env: str | None = "OPENAI_API_KEY", dimensions: int | None = None,
-                 max_attempts: int = 6, server: Any = None, **kw: Any):
+                 max_attempts: int = 6, timeout_s: float = 120.0, backoff_base_s: float = 1.0,
+                 server: Any = None, **kw: Any):
         super().__init__(model, **kw)
+        self.timeout_s = timeout_s
+        self.backoff_base_s = backoff_base_s
         self.base_url = base_url
         self.api_key_env = api_key_env
         self.dimensions = dimensions
@@ -198,7 +201,8 @@ class OpenAICompatibleEmbedder(Embedder):
 
         if self._client is None:
             key = os.environ.get(self.api_key_env, "") if self.api_key_env else "not-needed"
-            self._client = openai.AsyncOpenAI(api_key=key, base_url=self.base_url, max_retries=0)
+            self._client = openai.AsyncOpenAI(api_key=key, base_url=self.base_url, max_retries=0,
+                                              timeout=self.timeout_s)
         kwargs: dict[str, Any] = {"model": self.model, "input": texts}
         if self.dimensions:
             kwargs["dimensions"] = self.dimensions
@@ -206,7 +210,8 @@ class OpenAICompatibleEmbedder(Embedder):
         async def call() -> Any:
             return await self._client.embeddings.create(**kwargs)
 
-        resp = await with_retries(call, what=f"embed[{self.display_name}]", max_attempts=self.max_attempts)
+        resp = await with_retries(call, what=f"embed[{self.display_name}]", max_attempts=self.max_attempts,
+                                  base_s=self.backoff_base_s)
         vecs = np.array([d.embedding for d in sorted(resp.data, key=lambda d: d.index)], dtype=np.float32)
         tokens = int(getattr(resp.usage, "prompt_tokens", 0) or 0)
         return vecs, tokens

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import json
+import os
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 _stage: contextvars.ContextVar[str] = contextvars.ContextVar("memeval_stage", default="unstaged")
@@ -84,6 +87,29 @@ class UsageLedger:
     _rows: dict[tuple[str, str, str], _Bucket] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     listeners: list[Callable[[], None]] = field(default_factory=list)  # e.g. a progress bar
+    _journal_fd: int | None = None
+    _invocation: str | None = None
+
+    def attach_journal(self, path: Path, invocation: str) -> None:
+        """Append every call from now on to `path` (usage.jsonl) as it completes, so a killed
+        run's calls and cost are known; usage.json is rebuilt from this file."""
+        self.close_journal()
+        self._journal_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._invocation = invocation
+        self._journal({"event": "start"})
+
+    def close_journal(self, finished: bool = True) -> None:
+        if self._journal_fd is not None:
+            if finished:
+                self._journal({"event": "end"})
+            os.close(self._journal_fd)
+            self._journal_fd = None
+
+    def _journal(self, row: dict[str, Any]) -> None:
+        """One write() per line on an O_APPEND file: a kill never leaves half a line behind."""
+        if self._journal_fd is not None:
+            line = json.dumps({"inv": self._invocation, **row}, separators=(",", ":")) + "\n"
+            os.write(self._journal_fd, line.encode("utf-8"))
 
     def price_for(self, model: str) -> Price | None:
         return self.prices.get(model)
@@ -107,14 +133,20 @@ class UsageLedger:
         if sink is not None:
             sink.append({"stage": key[0], "model": model, "prompt_tokens": prompt_tokens,
                          "completion_tokens": completion_tokens, "cached": cached})
+        cost = self.cost(model, prompt_tokens, completion_tokens)
         with self._lock:
-            bucket = self._rows.setdefault(key, _Bucket())
-            bucket.calls += 1
-            bucket.prompt_tokens += prompt_tokens
-            bucket.completion_tokens += completion_tokens
-            bucket.cost_usd += self.cost(model, prompt_tokens, completion_tokens)
+            self._add(key, 1, prompt_tokens, completion_tokens, cost)
+            self._journal({"stage": key[0], "model": model, "kind": key[2], "prompt_tokens": prompt_tokens,
+                           "completion_tokens": completion_tokens, "cost_usd": cost})
         for listener in self.listeners:
             listener()
+
+    def _add(self, key: tuple[str, str, str], calls: int, pt: int, ct: int, cost: float) -> None:
+        bucket = self._rows.setdefault(key, _Bucket())
+        bucket.calls += calls
+        bucket.prompt_tokens += pt
+        bucket.completion_tokens += ct
+        bucket.cost_usd += cost
 
     def tally(self) -> tuple[int, int, float]:
         """(fresh calls, cached calls, USD paid now) so far, cheaply (for progress displays)."""
@@ -156,3 +188,48 @@ class UsageLedger:
             "totals": {k: v.as_dict() for k, v in totals.items()},
             "note": "cost_usd of 'cached' is what those calls cost when first paid; nothing was paid now",
         }
+
+
+def read_journal(path: Path) -> list[dict[str, Any]]:
+    """usage.jsonl's rows; a torn last line (power loss mid-write) is skipped."""
+    rows = []
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            with contextlib.suppress(ValueError):
+                rows.append(json.loads(line))
+    return rows
+
+
+def usage_from_journal(path: Path, invocation: str | None = None, price_table_version: str = "unversioned",
+                       prices: dict[str, Price] | None = None) -> dict[str, Any]:
+    """usage.json rebuilt from usage.jsonl: the chosen invocation (default: the last) in the
+    usual shape, plus `all_invocations`: every call any invocation of this run folder made,
+    killed ones included, which is what the run has cost in total."""
+    rows = read_journal(path)
+    order = list(dict.fromkeys(r["inv"] for r in rows))
+    if not order:
+        return UsageLedger(prices=prices or {}, price_table_version=price_table_version).summary()
+    invocation = invocation or order[-1]
+    ended = {r["inv"] for r in rows if r.get("event") == "end"}
+
+    def ledger_of(selected: set[str]) -> UsageLedger:
+        led = UsageLedger(prices=prices or {}, price_table_version=price_table_version)
+        for r in rows:
+            if r["inv"] in selected and "event" not in r:
+                led._add((r["stage"], r["model"], r["kind"]), 1, r["prompt_tokens"],
+                         r["completion_tokens"], r["cost_usd"])
+        return led
+
+    out = ledger_of({invocation}).summary()
+    if prices is None:
+        out["unpriced_models"] = []  # unknown from the journal alone; see each model's cost_usd
+    everything = ledger_of(set(order)).summary()
+    out["invocation"] = {"id": invocation, "finished": invocation in ended}
+    out["all_invocations"] = {
+        "invocations": len(order),
+        "interrupted": [i for i in order if i not in ended and i != invocation],
+        "stages": everything["stages"], "totals": everything["totals"],
+        "note": "every call of every invocation of this run folder, killed ones included; "
+                "'fresh' across invocations is what the run folder has paid in all",
+    }
+    return out

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up the framework on a fresh machine: a virtual environment with pinned dependencies,
+# Sets up the framework on a fresh machine: a virtual environment with locked dependencies,
 # the benchmark data (copied or downloaded, sha256-verified) and the offline tokenizer.
 #   bash scripts/setup.sh            # framework + data (API models, tests with the scripted server)
 #   bash scripts/setup.sh --local    # + llama.cpp server, local GGUF models and local embedder
@@ -21,14 +21,18 @@ PY=${PYTHON:-python3}
 # shellcheck disable=SC1091
 . .venv/bin/activate
 export PIP_DISABLE_PIP_VERSION_CHECK=1
-python -m pip install -q --upgrade pip
+python -m pip install -q "pip==26.3"
+# Exactly the locked packages (requirements/lock-*.txt, hash-checked, no resolver: two machines a
+# month apart get the same versions); regenerate the locks with `bash scripts/lock_env.sh`.
 if [ "$LOCAL" = 1 ]; then
   # CPU torch first (a file on this machine's disk), so sentence-transformers never pulls a CUDA build.
   python -m pip install -q "torch==2.13.0"
-  python -m pip install -q -e ".[dev,local]"
+  python -m pip install -q --no-deps --require-hashes -r requirements/lock-local.txt
 else
-  python -m pip install -q -e ".[dev]"
+  python -m pip install -q --no-deps --require-hashes -r requirements/lock-dev.txt
 fi
+python -m pip install -q --no-deps -e .
+python -m pip check  # the lock is complete: every dependency of every installed package is there
 python scripts/fetch_data.py
 python -c "from model_access.tokenizer import install_offline_encoding as i; print('tokenizer cache:', i())"
 if [ "$LOCAL" = 1 ]; then

@@ -1,8 +1,11 @@
 """A scripted OpenAI-compatible server on loopback for fast, deterministic end-to-end tests.
 
 Answers chat requests by prompt kind (rules matched on the prompt text), serves hashed
-bag-of-words embeddings, counts every request, and injects faults on demand: HTTP 429/500, a
-timeout (a reply slower than the client waits), or malformed JSON. Never used outside tests.
+bag-of-words embeddings, records every request (path, body, headers, how it was answered), and
+injects faults on demand (`inject`) or at a seeded random rate (`fault_rate`): HTTP 429 with
+Retry-After, HTTP 500, a timeout (no reply before the client gives up), a dropped connection, a
+malformed JSON body, or (`malformed_content`) a well-formed reply whose content is not JSON.
+Never used outside tests.
 """
 
 from __future__ import annotations
@@ -10,7 +13,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import random
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -21,6 +26,7 @@ import numpy as np
 
 Rule = tuple[str, Callable[[list[dict[str, str]], dict[str, Any]], str]]
 DIM = 64
+FAULTS = ("429", "500", "timeout", "drop", "malformed")  # what fault_rate draws from
 
 
 def hashed_embedding(text: str) -> list[float]:
@@ -87,6 +93,11 @@ class ScriptedServer:
         self.lock = threading.Lock()
         self.timeout_sleep_s = 3.0
         self.fail_after: int | None = None  # every request after this many answers HTTP 500
+        self.fault_rate = 0.0  # share of requests that get a random fault from fault_kinds
+        self.fault_kinds: tuple[str, ...] = FAULTS
+        self.retry_after_ms = 1000  # what a 429 asks the client to wait
+        self.delay_s = 0.0  # every reply waits this long (a slow endpoint)
+        self._rng = random.Random(0)
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
@@ -98,13 +109,24 @@ class ScriptedServer:
         self.rules.insert(0, (pattern, reply))
 
     def inject(self, *faults: str) -> None:
-        """Queue faults for the next requests: '429', '500', 'timeout', 'malformed'."""
+        """Queue faults for the next requests: '429', '500', 'timeout', 'drop', 'malformed',
+        'malformed_content'."""
         with self.lock:
             self.faults.extend(faults)
+
+    def set_fault_rate(self, rate: float, seed: int = 0, kinds: tuple[str, ...] = FAULTS) -> None:
+        """From now on, each request gets a fault drawn from `kinds` with probability `rate`."""
+        with self.lock:
+            self.fault_rate, self.fault_kinds, self._rng = rate, kinds, random.Random(seed)
 
     def count(self, path: str | None = None) -> int:
         with self.lock:
             return sum(1 for r in self.requests if path is None or r["path"] == path)
+
+    def answered(self) -> list[dict[str, Any]]:
+        """Requests answered with a complete 200 reply (what a provider bills)."""
+        with self.lock:
+            return [r for r in self.requests if r.get("status") == 200 and r.get("delivered")]
 
     def __enter__(self) -> ScriptedServer:
         self.thread.start()
@@ -129,40 +151,80 @@ class ScriptedServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def _send(self, status: int, body: dict[str, Any] | str) -> None:
-                data = body if isinstance(body, str) else json.dumps(body)
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data.encode())))
-                self.end_headers()
-                self.wfile.write(data.encode())
-
             def do_POST(self) -> None:  # noqa: N802 - http.server API
-                req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                try:
+                    req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                except ValueError:  # the client died while sending: nothing arrived to answer
+                    return self._drop()
+                record: dict[str, Any] = {"path": self.path, "body": req, "headers": dict(self.headers),
+                                          "fault": None, "status": None, "delivered": False,
+                                          "t": time.monotonic(), "base_url": server.base_url}
                 with server.lock:
-                    server.requests.append({"path": self.path, "body": req})
+                    server.requests.append(record)
                     fault = server.faults.pop(0) if server.faults else None
+                    if fault is None and server.fault_rate and server._rng.random() < server.fault_rate:
+                        fault = server._rng.choice(server.fault_kinds)
                     if server.fail_after is not None and len(server.requests) > server.fail_after:
                         fault = "500"
-                if fault in {"429", "500"}:
-                    return self._send(int(fault), {"error": {"message": f"injected {fault}"}})
-                if fault == "timeout":
-                    time.sleep(server.timeout_sleep_s)
+                    record["fault"] = fault
+                if server.delay_s:
+                    time.sleep(server.delay_s)
+                if fault == "429":
+                    return self._send(429, {"error": {"message": "injected 429"}}, record, {
+                        "Retry-After": str(max(1, round(server.retry_after_ms / 1000))),
+                        "retry-after-ms": str(server.retry_after_ms)})
+                if fault == "500":
+                    return self._send(500, {"error": {"message": "injected 500"}}, record)
+                if fault in {"timeout", "drop"}:
+                    if fault == "timeout":
+                        time.sleep(server.timeout_sleep_s)  # longer than the client waits
+                    return self._drop()
                 if self.path.endswith("/embeddings"):
                     inputs = req["input"] if isinstance(req["input"], list) else [req["input"]]
                     data = [{"object": "embedding", "index": i, "embedding": hashed_embedding(t)}
                             for i, t in enumerate(inputs)]
-                    return self._send(200, {"object": "list", "data": data, "model": req["model"],
-                                            "usage": {"prompt_tokens": sum(len(t.split()) for t in inputs),
-                                                      "total_tokens": sum(len(t.split()) for t in inputs)}})
-                text = "{not json at all" if fault == "malformed" else server._reply_text(req)
-                prompt_tokens = sum(len(m["content"].split()) for m in req["messages"])
-                return self._send(200, {
-                    "id": "scripted", "object": "chat.completion", "created": 0, "model": req["model"],
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": text}}],
-                    "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text.split()),
-                              "total_tokens": prompt_tokens + len(text.split())}})
+                    body: dict[str, Any] | str = {
+                        "object": "list", "data": data, "model": req["model"],
+                        "usage": {"prompt_tokens": sum(len(t.split()) for t in inputs),
+                                  "total_tokens": sum(len(t.split()) for t in inputs)}}
+                else:
+                    text = "{not json at all" if fault == "malformed_content" else server._reply_text(req)
+                    prompt_tokens = sum(len(m["content"].split()) for m in req["messages"])
+                    body = {
+                        "id": "scripted", "object": "chat.completion", "created": 0, "model": req["model"],
+                        "choices": [{"index": 0, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": text}}],
+                        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text.split()),
+                                  "total_tokens": prompt_tokens + len(text.split())}}
+                if fault == "malformed":  # a reply cut short: not valid JSON, not billable
+                    text_body = json.dumps(body)
+                    return self._send(200, text_body[: len(text_body) // 2], record, billable=False)
+                return self._send(200, body, record)
+
+            def _send(self, status: int, body: dict[str, Any] | str, record: dict[str, Any] | None = None,
+                      headers: dict[str, str] | None = None, billable: bool = True) -> None:
+                data = body if isinstance(body, str) else json.dumps(body)
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data.encode())))
+                    for k, v in (headers or {}).items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(data.encode())
+                    self.wfile.flush()
+                except OSError:  # the client is gone (killed): nothing was delivered
+                    return
+                if record is not None:
+                    with server.lock:
+                        record["status"] = status if billable else f"{status}-malformed"
+                        record["delivered"] = True
+
+            def _drop(self) -> None:
+                """Close the connection without a reply."""
+                self.close_connection = True
+                with contextlib.suppress(OSError):
+                    self.connection.shutdown(socket.SHUT_RDWR)
 
         return Handler
 

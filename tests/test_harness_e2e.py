@@ -141,8 +141,9 @@ def test_secrets_never_reach_run_artifacts(scripted, tmp_path, data_dir) -> None
     assert files
     for f in files:
         assert secret not in f.read_text(errors="ignore"), f
-    sent = [req for req in scripted.requests]
-    assert sent  # the key was used for the calls, only never written down
+    sent = [next((v for k, v in req["headers"].items() if k.lower() == "authorization"), None)
+            for req in scripted.requests if req["path"].endswith("/chat/completions")]
+    assert sent and all(a == f"Bearer {secret}" for a in sent), "the key was used for the calls"
 
 
 def test_redaction_blanks_secret_values_but_keeps_variable_names() -> None:

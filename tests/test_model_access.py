@@ -56,13 +56,25 @@ def test_cache_persists_across_processes(scripted, tmp_path) -> None:
     assert scripted.count() == 1
 
 
-@pytest.mark.parametrize("fault", ["429", "500", "timeout"])
+@pytest.mark.parametrize("fault", ["429", "500", "timeout", "drop", "malformed"])
 def test_transient_faults_are_retried(scripted, tmp_path, fault) -> None:
     scripted.timeout_sleep_s = 2.0
+    scripted.retry_after_ms = 10
     scripted.inject(fault, fault)
     model = chat(scripted, tmp_path, timeout_s=0.5)
     result = asyncio.run(model.complete(MSG))
-    assert result.text and scripted.count() >= 3
+    assert result.text == "Ada Lovelace" and scripted.count() == 3
+    assert [r["fault"] for r in scripted.requests] == [fault, fault, None]
+
+
+def test_retry_after_of_a_429_is_honoured(scripted, tmp_path) -> None:
+    import time
+
+    scripted.retry_after_ms = 1200  # far above the 0.01 s backoff the client would choose itself
+    scripted.inject("429")
+    t0 = time.monotonic()
+    asyncio.run(chat(scripted, tmp_path).complete(MSG))
+    assert time.monotonic() - t0 >= 1.1 and scripted.count() == 2
 
 
 def test_persistent_failure_raises_after_bounded_attempts(scripted, tmp_path) -> None:

@@ -15,6 +15,7 @@ import contextvars
 import hashlib
 import json
 import re
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,6 +156,12 @@ class ExternalMethod(MemoryMethod):
         env_path = await self._aenv()
         store = self.services.store(corpus.id)
         folder = store.path("package")
+        fingerprint = corpus_fingerprint(corpus)
+        done = store.load_json(DONE) if store.exists(DONE) else None
+        if not (done and done.get("corpus") == fingerprint) and folder.exists():
+            # an indexing that was interrupted (a kill) left a partial index: the package would
+            # add to it and build a different one; start clean (its model calls replay from the cache)
+            shutil.rmtree(folder)
         folder.mkdir(parents=True, exist_ok=True)
         url = self._proxy_url()
         worker = WorkerClient(
@@ -165,8 +172,6 @@ class ExternalMethod(MemoryMethod):
             "index_dir": str(folder), "settings": self.settings(),
             "llm": {"base_url": url, "model": self.chat_alias},
             "embedding": {"base_url": url, "model": self.embedding_alias}}, 600)
-        fingerprint = corpus_fingerprint(corpus)
-        done = store.load_json(DONE) if store.exists(DONE) else None
         if done and done.get("corpus") == fingerprint:
             reply = await self._job(worker, "load", {"units": unit_payload(corpus)}, 600)
             info = {**done, "reused": True, "load_seconds": reply.get("seconds")}

