@@ -11,7 +11,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from datasets.types import ContextCap, Dataset, Question
 from evaluation.protocol import Protocol
-from model_access.cache import ResponseCache
+from model_access.cache import CacheBase
+from model_access.cache_store import open_cache
 from model_access.chat import ChatModel
 from model_access.embed import Embedder
 from model_access.errors import ConfigError
@@ -31,7 +32,7 @@ class Components:
     judge: ChatModel
     embedder: Embedder
     ledger: UsageLedger
-    cache: ResponseCache
+    cache: CacheBase
     method_cfg: DictConfig
     run_dir: Path
     index_root: Path
@@ -67,7 +68,7 @@ def build(cfg: DictConfig) -> Components:
                                   list(cfg.subset.ids) if cfg.subset.ids else None)
     if not questions:
         raise ConfigError("The question subset is empty; check subset.n / subset.ids.")
-    cache = ResponseCache(cfg.cache_path)
+    cache = open_cache(cfg.cache_path, cfg.cache_backend)
     ledger = _ledger(cfg)
     llm: ChatModel = instantiate(cfg.llm, _partial_=True)(cache=cache, ledger=ledger)
     judge: ChatModel = instantiate(cfg.judge, _partial_=True)(cache=cache, ledger=ledger)

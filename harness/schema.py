@@ -72,6 +72,7 @@ class RunConfig:
     output_root: str = "runs"
     index_root: str = MISSING
     cache_path: str | None = MISSING
+    cache_backend: str = "sqlite"
     run_name: str | None = None
     stages: list[str] = field(default_factory=lambda: ["index", "answer", "judge", "score"])
     context_cap: ContextCapConfig = field(default_factory=ContextCapConfig)

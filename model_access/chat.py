@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import openai
 from pydantic import BaseModel, ValidationError
 
-from .cache import ResponseCache, cache_key
+from .cache import CacheBase, ResponseCache, cache_key
 from .errors import ConfigError, JsonOutputError
 from .retry import with_retries
 from .usage import UsageLedger
@@ -51,7 +51,7 @@ class ChatModel:
         context_window: int | None = None,
         seed: int | None = None,
         backoff_base_s: float = 1.0,
-        cache: ResponseCache | None = None,
+        cache: CacheBase | None = None,
         ledger: UsageLedger | None = None,
         server: Any = None,
     ):
@@ -133,10 +133,16 @@ class ChatModel:
         req = self._request(messages, max_tokens, response_format)
         key = cache_key({"kind": "chat", "revision": self.model_revision, **req})
         hit = self.cache.get(key)
-        if hit is not None:
-            self.ledger.record(self.display_name, hit["prompt_tokens"], hit["completion_tokens"], cached=True)
-            return ChatResult(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], True, self.display_name)
+        if hit is None:
+            async with self.cache.inflight(key):  # a second job on this node waits, then hits
+                hit = self.cache.get(key)
+                if hit is None:
+                    return await self._fresh(key, req)
+        self.ledger.record(self.display_name, hit["prompt_tokens"], hit["completion_tokens"], cached=True)
+        return ChatResult(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], True, self.display_name)
 
+    async def _fresh(self, key: str, req: dict[str, Any]) -> ChatResult:
+        """Pay for one call (the caller holds the key's in-flight lock) and cache its reply."""
         client, sem = self._ensure_client()
 
         async def call() -> Any:

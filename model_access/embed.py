@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .cache import ResponseCache, cache_key
+from .cache import CacheBase, ResponseCache, cache_key
 from .errors import ConfigError
 from .retry import with_retries
 from .usage import UsageLedger
@@ -22,7 +22,7 @@ class Embedder(ABC):
     def __init__(self, model: str, model_revision: str | None = None, batch_size: int = 64,
                  max_concurrency: int = 4, normalize: bool = True, display_name: str | None = None,
                  max_input_tokens: int | None = None,
-                 cache: ResponseCache | None = None, ledger: UsageLedger | None = None):
+                 cache: CacheBase | None = None, ledger: UsageLedger | None = None):
         self.model = model
         self.max_input_tokens = max_input_tokens  # longer texts are truncated by the model
         self.model_revision = model_revision
@@ -70,6 +70,12 @@ class Embedder(ABC):
         todo = list(missing.items())
 
         async def run(batch: list[tuple[str, int]]) -> None:
+            async with self.cache.inflight(cache_key({"batch": [k for k, _ in batch]})):
+                batch = [(k, i) for k, i in batch if self.cache.get(k) is None]  # another job paid
+                if batch:
+                    await pay(batch)
+
+        async def pay(batch: list[tuple[str, int]]) -> None:
             async with self._semaphore():
                 vecs, tokens = await self._embed_batch([texts[i] for _, i in batch], input_type)
             self.ledger.record(self.display_name, tokens, 0, cached=False)
