@@ -11,6 +11,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from datasets.types import ContextCap, Dataset, Question
 from evaluation.protocol import Protocol
+from model_access.budget import Budget
 from model_access.cache import CacheBase
 from model_access.cache_store import open_cache
 from model_access.chat import ChatModel
@@ -51,6 +52,17 @@ def _cap(cfg: DictConfig, dataset: Dataset) -> ContextCap:
     return ContextCap(max_units=units, max_tokens=tokens)
 
 
+def _resume_hint() -> str:
+    """`python run.py <this run's overrides>` when Hydra is running us, else a generic phrase."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        overrides = [o for o in HydraConfig.get().overrides.task if not o.startswith("budget.usd=")]
+        return "`python run.py " + " ".join(overrides) + "`"
+    except (ImportError, ValueError):
+        return "the same command"
+
+
 def identity(cfg: DictConfig) -> dict[str, Any]:
     """Everything that changes a run's numbers; hashed into the run folder name."""
     pick = {k: OmegaConf.to_container(cfg[k], resolve=True) for k in ("method", "dataset", "context_cap", "subset")}
@@ -73,7 +85,9 @@ def build(cfg: DictConfig) -> Components:
     llm: ChatModel = instantiate(cfg.llm, _partial_=True)(cache=cache, ledger=ledger)
     judge: ChatModel = instantiate(cfg.judge, _partial_=True)(cache=cache, ledger=ledger)
     embedder: Embedder = instantiate(cfg.embedder, _partial_=True)(cache=cache, ledger=ledger)
+    budget = Budget(cfg.budget.usd, ledger.cost, resume_hint=_resume_hint())
     for component in (llm, judge, embedder):
+        component.budget = budget
         component.check_ready()
     ident = identity(cfg)
     run_name = cfg.run_name or f"{cfg.method.name}-{config_hash(ident)}"

@@ -13,6 +13,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from methods.base import MemoryMethod, Services
+from model_access.budget import BudgetExceeded
 
 from .build import Components, build
 from .run_folder import RunFolder
@@ -91,6 +92,11 @@ def _run(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) 
         _start_servers(c)
     try:
         asyncio.run(_execute(cfg, c, run_dir, stages))
+    except BaseExceptionGroup as group:  # a budget stop inside a stage's task group: say so plainly
+        stop = group.subgroup(BudgetExceeded)
+        if stop is None:
+            raise
+        raise _first(stop) from None
     finally:
         run_dir.write_json("usage.json", c.ledger.summary())
         c.cache.close()
@@ -103,6 +109,13 @@ def _run(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) 
     fresh = c.ledger.fresh_calls()
     print(f"run folder: {run_dir.root}\nnew model calls this invocation: {fresh}")
     return run_dir.root
+
+
+def _first(group: BaseExceptionGroup) -> BaseException:
+    exc: BaseException = group
+    while isinstance(exc, BaseExceptionGroup):
+        exc = exc.exceptions[0]
+    return exc
 
 
 async def _execute(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) -> None:

@@ -32,6 +32,11 @@ class ConcurrencyConfig:
 
 
 @dataclass
+class BudgetConfig:
+    usd: float | None = None  # stop before the call that would take this invocation over it
+
+
+@dataclass
 class TrackingConfig:
     mode: str = "offline"
     project: str = "memeval"
@@ -78,6 +83,7 @@ class RunConfig:
     context_cap: ContextCapConfig = field(default_factory=ContextCapConfig)
     subset: SubsetConfig = field(default_factory=SubsetConfig)
     concurrency: ConcurrencyConfig = field(default_factory=ConcurrencyConfig)
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
 
 
 def register_schemas() -> None:

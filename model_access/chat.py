@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import openai
 from pydantic import BaseModel, ValidationError
 
+from .budget import Budget, prompt_tokens_of
 from .cache import CacheBase, ResponseCache, cache_key
 from .errors import ConfigError, JsonOutputError
 from .retry import with_retries
@@ -74,6 +75,8 @@ class ChatModel:
         self.cache = cache if cache is not None else ResponseCache(None)
         self.ledger = ledger if ledger is not None else UsageLedger()
         self.server = server  # a local server spec the harness starts; None for remote endpoints
+        self.budget: Budget | None = None  # set by the harness when budget.usd is given
+        self.dry: Any = None  # harness.estimate's recorder: fresh calls are counted, never sent
         self._client: openai.AsyncOpenAI | None = None
         self._sem: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -143,18 +146,28 @@ class ChatModel:
 
     async def _fresh(self, key: str, req: dict[str, Any]) -> ChatResult:
         """Pay for one call (the caller holds the key's in-flight lock) and cache its reply."""
+        if self.dry is not None:  # harness.estimate: count what this call would cost, pay nothing
+            return self.dry.chat(self, req)
         client, sem = self._ensure_client()
 
         async def call() -> Any:
             async with sem:
                 return await client.chat.completions.create(**req)
 
-        resp = await with_retries(call, what=f"chat[{self.display_name}]",
-                                  max_attempts=self.max_attempts, base_s=self.backoff_base_s)
+        guard = self.budget if self.budget is not None and self.budget.limit_usd is not None else None
+        reserved = (await guard.reserve(self.display_name, prompt_tokens_of(req["messages"]), req["max_tokens"])
+                    if guard else 0.0)
+        pt = ct = 0
+        try:
+            resp = await with_retries(call, what=f"chat[{self.display_name}]",
+                                      max_attempts=self.max_attempts, base_s=self.backoff_base_s)
+            usage = resp.usage
+            pt = int(getattr(usage, "prompt_tokens", 0) or 0)
+            ct = int(getattr(usage, "completion_tokens", 0) or 0)
+        finally:
+            if guard:
+                guard.settle(reserved, self.display_name, pt, ct)
         text = resp.choices[0].message.content or ""
-        usage = resp.usage
-        pt = int(getattr(usage, "prompt_tokens", 0) or 0)
-        ct = int(getattr(usage, "completion_tokens", 0) or 0)
         self.cache.put(key, {"text": text, "prompt_tokens": pt, "completion_tokens": ct,
                              "finish_reason": resp.choices[0].finish_reason})
         self.ledger.record(self.display_name, pt, ct, cached=False)
