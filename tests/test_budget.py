@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli, scripted_overrides
+
 from model_access.budget import Budget, BudgetExceeded
 
 
