@@ -72,8 +72,11 @@ def identity(cfg: DictConfig) -> dict[str, Any]:
     return pick
 
 
-def build(cfg: DictConfig) -> Components:
-    """Load data and instantiate models; raise ConfigError before any model call if unusable."""
+def build(cfg: DictConfig, check: bool = True) -> Components:
+    """Load data and instantiate models; raise ConfigError before any model call if unusable.
+
+    `check=False` (cost estimates) skips the API-key checks: an estimate never calls a model.
+    """
     dataset: Dataset = instantiate(cfg.dataset.loader).load()
     protocol: Protocol = instantiate(cfg.dataset.protocol)
     questions = stratified_subset(dataset.questions, cfg.subset.n, dataset.strata_key, cfg.subset.seed,
@@ -88,7 +91,8 @@ def build(cfg: DictConfig) -> Components:
     budget = Budget(cfg.budget.usd, ledger.cost, resume_hint=_resume_hint())
     for component in (llm, judge, embedder):
         component.budget = budget
-        component.check_ready()
+        if check:
+            component.check_ready()
     ident = identity(cfg)
     run_name = cfg.run_name or f"{cfg.method.name}-{config_hash(ident)}"
     run_dir = Path(cfg.output_root) / dataset.name / run_name

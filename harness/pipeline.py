@@ -66,6 +66,11 @@ def run(cfg: DictConfig) -> Path:
     for noisy in ("httpx", "httpx2", "openai", "urllib3"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     stages = list(cfg.stages)
+    if stages == ["estimate"]:  # price the run without making any model call
+        from .estimate import estimate, format_estimate
+
+        print(format_estimate(estimate(cfg)))
+        return Path(cfg.output_root)
     unknown = set(stages) - set(STAGES)
     if unknown:
         from model_access.errors import ConfigError

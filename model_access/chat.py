@@ -141,6 +141,8 @@ class ChatModel:
                 hit = self.cache.get(key)
                 if hit is None:
                     return await self._fresh(key, req)
+        if self.dry is not None:
+            self.dry.hit(self, req, hit)
         self.ledger.record(self.display_name, hit["prompt_tokens"], hit["completion_tokens"], cached=True)
         return ChatResult(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], True, self.display_name)
 

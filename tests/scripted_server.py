@@ -87,6 +87,10 @@ class ScriptedServer:
         self.lock = threading.Lock()
         self.timeout_sleep_s = 3.0
         self.fail_after: int | None = None  # every request after this many answers HTTP 500
+        # usage accounting: words by default; cost-estimate tests install o200k + chat overhead
+        self.count_text: Callable[[str], int] = lambda t: len(t.split())
+        self.per_message_tokens = 0
+        self.per_request_tokens = 0
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
@@ -152,11 +156,12 @@ class ScriptedServer:
                     inputs = req["input"] if isinstance(req["input"], list) else [req["input"]]
                     data = [{"object": "embedding", "index": i, "embedding": hashed_embedding(t)}
                             for i, t in enumerate(inputs)]
+                    used = sum(server.count_text(t) for t in inputs)
                     return self._send(200, {"object": "list", "data": data, "model": req["model"],
-                                            "usage": {"prompt_tokens": sum(len(t.split()) for t in inputs),
-                                                      "total_tokens": sum(len(t.split()) for t in inputs)}})
+                                            "usage": {"prompt_tokens": used, "total_tokens": used}})
                 text = "{not json at all" if fault == "malformed" else server._reply_text(req)
-                prompt_tokens = sum(len(m["content"].split()) for m in req["messages"])
+                prompt_tokens = server.per_request_tokens + sum(
+                    server.count_text(m["content"]) + server.per_message_tokens for m in req["messages"])
                 return self._send(200, {
                     "id": "scripted", "object": "chat.completion", "created": 0, "model": req["model"],
                     "choices": [{"index": 0, "finish_reason": "stop",
