@@ -35,11 +35,32 @@ def _server_pool() -> Any:
     return _pool
 
 
-def _start_servers(c: Components) -> None:
+def _start_servers(c: Components, share: bool = False) -> list[str]:
+    """Start (or reuse) local servers; with share_servers, one per spec for the whole node."""
+    shared: list[str] = []
     for component in (c.llm, c.judge, c.embedder):
         spec = getattr(component, "server", None)
-        if spec is not None:
+        if spec is not None and share:
+            from model_access.server_registry import spec_key
+
+            key = spec_key(spec)
+            component.base_url = _node_servers().acquire(key, lambda s=spec: _server_pool().start(s))
+            shared.append(key)
+        elif spec is not None:
             component.base_url = _server_pool().start(spec)
+    return shared
+
+
+_registry: Any = None
+
+
+def _node_servers() -> Any:
+    global _registry
+    if _registry is None:
+        from model_access.server_registry import NodeServers
+
+        _registry = NodeServers()
+    return _registry
 
 
 def _git_commit() -> str | None:
@@ -93,8 +114,9 @@ def _run(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) 
     meta = _meta(c)
     meta["started"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     run_dir.write_json("meta.json", meta)
+    shared: list[str] = []
     if set(stages) & {"index", "answer", "judge"}:
-        _start_servers(c)
+        shared = _start_servers(c, share=bool(cfg.get("share_servers", False)))
     try:
         asyncio.run(_execute(cfg, c, run_dir, stages))
     except BaseExceptionGroup as group:  # a budget stop inside a stage's task group: say so plainly
@@ -105,6 +127,8 @@ def _run(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) 
     finally:
         run_dir.write_json("usage.json", c.ledger.summary())
         c.cache.close()
+        for key in shared:
+            _node_servers().release(key)
     if "score" in stages:
         metrics = score_run(run_dir, c.protocol)
         print((run_dir / "results.md").read_text())

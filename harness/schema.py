@@ -78,6 +78,7 @@ class RunConfig:
     index_root: str = MISSING
     cache_path: str | None = MISSING
     cache_backend: str = "sqlite"
+    share_servers: bool = False
     run_name: str | None = None
     stages: list[str] = field(default_factory=lambda: ["index", "answer", "judge", "score"])
     context_cap: ContextCapConfig = field(default_factory=ContextCapConfig)

@@ -25,9 +25,9 @@ python -m pip install -q --upgrade pip
 if [ "$LOCAL" = 1 ]; then
   # CPU torch first (a file on this machine's disk), so sentence-transformers never pulls a CUDA build.
   python -m pip install -q "torch==2.13.0"
-  python -m pip install -q -e ".[dev,local]"
+  python -m pip install -q -e ".[dev,local,scale]"
 else
-  python -m pip install -q -e ".[dev]"
+  python -m pip install -q -e ".[dev,scale]"
 fi
 python scripts/fetch_data.py
 python -c "from model_access.tokenizer import install_offline_encoding as i; print('tokenizer cache:', i())"
