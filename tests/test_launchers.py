@@ -65,3 +65,44 @@ def test_submitit_local_executor_sweep_matches_a_serial_sweep(scripted, tmp_path
     local = _sweep(scripted, tmp_path / "submitit", data_dir, "hydra/launcher=submitit_local",
                    "hydra.launcher.timeout_min=10")
     _same(serial, local)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("hydra_plugins.hydra_ray_launcher") is None
+                    or importlib.util.find_spec("ray") is None,
+                    reason="pip install -e '.[ray]' (hydra-ray-launcher, ray[default]; ~400 MB)")
+def test_ray_sweep_on_a_local_head_matches_a_serial_sweep(scripted, tmp_path, data_dir, monkeypatch) -> None:
+    import os
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    port = _free_port()
+    ray_cli = shutil.which("ray") or str(Path(sys.executable).parent / "ray")
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # loopback only; the sweep's driver inherits it
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+    env = dict(os.environ)
+    head = subprocess.Popen([ray_cli, "start", "--head", "--block", "--node-ip-address=127.0.0.1",
+                             f"--port={port}", "--num-cpus=2", "--include-dashboard=false",
+                             f"--temp-dir={tmp_path / 'ray'}"], env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(15)  # the head's GCS and raylet come up (slow on 2 cores)
+        serial = _sweep(scripted, tmp_path / "serial", data_dir)
+        on_ray = _sweep(scripted, tmp_path / "ray_sweep", data_dir, "hydra/launcher=ray",
+                        f"hydra.launcher.ray.init.address=127.0.0.1:{port}",
+                        "+hydra.launcher.ray.remote.num_cpus=1",
+                        "+hydra.launcher.ray.init.object_store_memory=null")
+        _same(serial, on_ray)
+    finally:
+        os.killpg(head.pid, signal.SIGTERM)  # only the head this test started (its own session)
+        head.wait(timeout=60)
