@@ -89,6 +89,15 @@ def build(cfg: DictConfig, check: bool = True) -> Components:
     judge: ChatModel = instantiate(cfg.judge, _partial_=True)(cache=cache, ledger=ledger)
     embedder: Embedder = instantiate(cfg.embedder, _partial_=True)(cache=cache, ledger=ledger)
     budget = Budget(cfg.budget.usd, ledger.cost, resume_hint=_resume_hint())
+    if cfg.batch.stages:
+        from model_access.batch import BatchQueue
+
+        if not cfg.cache_path:
+            raise ConfigError("batch.stages needs a persistent cache (set cache_path): batches are "
+                              "collected into it and a killed run resumes from its journal")
+        folder = Path(cfg.cache_path) if cfg.cache_backend == "directory" else Path(cfg.cache_path).parent
+        queue = BatchQueue(folder / "batches", list(cfg.batch.stages), cfg.batch.poll_s, cfg.batch.settle_s)
+        llm.batch = judge.batch = queue
     for component in (llm, judge, embedder):
         component.budget = budget
         if check:

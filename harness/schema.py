@@ -37,6 +37,13 @@ class BudgetConfig:
 
 
 @dataclass
+class BatchConfig:
+    stages: list[str] = field(default_factory=list)  # e.g. [judge] or [index, judge]: OpenAI Batch API
+    poll_s: float = 30.0
+    settle_s: float = 2.0  # submit once no call has been queued for this long
+
+
+@dataclass
 class TrackingConfig:
     mode: str = "offline"
     project: str = "memeval"
@@ -85,6 +92,7 @@ class RunConfig:
     subset: SubsetConfig = field(default_factory=SubsetConfig)
     concurrency: ConcurrencyConfig = field(default_factory=ConcurrencyConfig)
     budget: BudgetConfig = field(default_factory=BudgetConfig)
+    batch: BatchConfig = field(default_factory=BatchConfig)
 
 
 def register_schemas() -> None:

@@ -77,6 +77,7 @@ class ChatModel:
         self.server = server  # a local server spec the harness starts; None for remote endpoints
         self.budget: Budget | None = None  # set by the harness when budget.usd is given
         self.dry: Any = None  # harness.estimate's recorder: fresh calls are counted, never sent
+        self.batch: Any = None  # model_access.batch.BatchQueue when this stage uses the Batch API
         self._client: openai.AsyncOpenAI | None = None
         self._sem: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -151,6 +152,8 @@ class ChatModel:
         if self.dry is not None:  # harness.estimate: count what this call would cost, pay nothing
             return self.dry.chat(self, req)
         client, sem = self._ensure_client()
+        if self.batch is not None and self.batch.covers():  # OpenAI Batch API: queued, collected
+            return await self._batched(key, req)
 
         async def call() -> Any:
             async with sem:
@@ -172,6 +175,23 @@ class ChatModel:
         text = resp.choices[0].message.content or ""
         self.cache.put(key, {"text": text, "prompt_tokens": pt, "completion_tokens": ct,
                              "finish_reason": resp.choices[0].finish_reason})
+        self.ledger.record(self.display_name, pt, ct, cached=False)
+        return ChatResult(text, pt, ct, False, self.display_name)
+
+    async def _batched(self, key: str, req: dict[str, Any]) -> ChatResult:
+        """A fresh call through the Batch API queue; the queue writes the cache on collection."""
+        guard = self.budget if self.budget is not None and self.budget.limit_usd is not None else None
+        reserved = (await guard.reserve(self.display_name, prompt_tokens_of(req["messages"]), req["max_tokens"])
+                    if guard else 0.0)
+        pt = ct = 0
+        try:
+            body = await self.batch.request(self, key, req)
+            usage = body.get("usage") or {}
+            pt, ct = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+        finally:
+            if guard:  # billed at the standard price: the guard stays on the safe side
+                guard.settle(reserved, self.display_name, pt, ct)
+        text = body["choices"][0]["message"].get("content") or ""
         self.ledger.record(self.display_name, pt, ct, cached=False)
         return ChatResult(text, pt, ct, False, self.display_name)
 

@@ -126,6 +126,17 @@ class ScriptedServer:
                 return fn(messages, req)
         return "scripted reply"
 
+    def chat_body(self, req: dict[str, Any], malformed: bool = False) -> dict[str, Any]:
+        """A chat.completion reply (also used for each line of a scripted batch)."""
+        text = "{not json at all" if malformed else self._reply_text(req)
+        prompt_tokens = self.per_request_tokens + sum(
+            self.count_text(m["content"]) + self.per_message_tokens for m in req["messages"])
+        return {"id": "scripted", "object": "chat.completion", "created": 0, "model": req["model"],
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": text}}],
+                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text.split()),
+                          "total_tokens": prompt_tokens + len(text.split())}}
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
@@ -141,8 +152,18 @@ class ScriptedServer:
                 self.end_headers()
                 self.wfile.write(data.encode())
 
+            def do_GET(self) -> None:  # noqa: N802 - the Batch API's polls and downloads
+                import scripted_batches
+
+                scripted_batches.get(server, self)
+
             def do_POST(self) -> None:  # noqa: N802 - http.server API
-                req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                raw = self.rfile.read(int(self.headers["Content-Length"]))
+                if "/files" in self.path or "/batches" in self.path:
+                    import scripted_batches
+
+                    return scripted_batches.post(server, self, raw)
+                req = json.loads(raw)
                 with server.lock:
                     server.requests.append({"path": self.path, "body": req})
                     fault = server.faults.pop(0) if server.faults else None
@@ -159,15 +180,7 @@ class ScriptedServer:
                     used = sum(server.count_text(t) for t in inputs)
                     return self._send(200, {"object": "list", "data": data, "model": req["model"],
                                             "usage": {"prompt_tokens": used, "total_tokens": used}})
-                text = "{not json at all" if fault == "malformed" else server._reply_text(req)
-                prompt_tokens = server.per_request_tokens + sum(
-                    server.count_text(m["content"]) + server.per_message_tokens for m in req["messages"])
-                return self._send(200, {
-                    "id": "scripted", "object": "chat.completion", "created": 0, "model": req["model"],
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": text}}],
-                    "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text.split()),
-                              "total_tokens": prompt_tokens + len(text.split())}})
+                return self._send(200, server.chat_body(req, malformed=fault == "malformed"))
 
         return Handler
 
