@@ -79,11 +79,13 @@ def _free_port() -> int:
                     or importlib.util.find_spec("ray") is None,
                     reason="pip install -e '.[ray]' (hydra-ray-launcher, ray[default]; ~400 MB)")
 def test_ray_sweep_on_a_local_head_matches_a_serial_sweep(scripted, tmp_path, data_dir, monkeypatch) -> None:
+    import contextlib
     import os
     import shutil
     import signal
     import subprocess
     import sys
+    import tempfile
     import time
 
     port = _free_port()
@@ -91,12 +93,17 @@ def test_ray_sweep_on_a_local_head_matches_a_serial_sweep(scripted, tmp_path, da
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # loopback only; the sweep's driver inherits it
     monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
     env = dict(os.environ)
+    temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
     head = subprocess.Popen([ray_cli, "start", "--head", "--block", "--node-ip-address=127.0.0.1",
                              f"--port={port}", "--num-cpus=2", "--include-dashboard=false",
-                             f"--temp-dir={tmp_path / 'ray'}"], env=env, start_new_session=True,
+                             f"--temp-dir={temp}"], env=env, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        time.sleep(15)  # the head's GCS and raylet come up (slow on 2 cores)
+        deadline = time.time() + 120  # the head's GCS and raylet come up (slow on 2 cores)
+        while not list(Path(temp).glob("session_*/sockets/raylet*")) and time.time() < deadline:
+            assert head.poll() is None, "the Ray head exited while starting"
+            time.sleep(0.5)
+        time.sleep(2)
         serial = _sweep(scripted, tmp_path / "serial", data_dir)
         on_ray = _sweep(scripted, tmp_path / "ray_sweep", data_dir, "hydra/launcher=ray",
                         f"hydra.launcher.ray.init.address=127.0.0.1:{port}",
@@ -104,5 +111,7 @@ def test_ray_sweep_on_a_local_head_matches_a_serial_sweep(scripted, tmp_path, da
                         "+hydra.launcher.ray.init.object_store_memory=null")
         _same(serial, on_ray)
     finally:
-        os.killpg(head.pid, signal.SIGTERM)  # only the head this test started (its own session)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(head.pid, signal.SIGTERM)  # only the head this test started (its own session)
         head.wait(timeout=60)
+        shutil.rmtree(temp, ignore_errors=True)
