@@ -68,7 +68,8 @@ def price_records(records: list[CallRecord], prices: dict[str, Price], batch: di
     for r in records:
         e = stages.setdefault(r.stage, {"calls": 0, "cached_calls": 0, "prompt_tokens": 0,
                                         "prefix_cached_tokens": 0, "output_tokens": 0,
-                                        "usd": 0.0, "usd_batch": 0.0, "output_ratio": None})
+                                        "usd": 0.0, "usd_batch": 0.0, "usd_no_prefix_cache": 0.0,
+                                        "output_ratio": None})
         if r.cached:
             e["cached_calls"] += 1
             continue
@@ -86,12 +87,14 @@ def price_records(records: list[CallRecord], prices: dict[str, Price], batch: di
         std = ((r.prompt_tokens - r.prefix_cached_tokens) * p.input + r.prefix_cached_tokens * cached_rate
                + out * p.output) / 1e6
         e["usd"] += std
+        e["usd_no_prefix_cache"] += (r.prompt_tokens * p.input + out * p.output) / 1e6
         if r.stage in batch_stages and r.model in batch:
             e["usd_batch"] += (r.prompt_tokens * p.input + out * p.output) / 1e6 * (1 - batch[r.model])
         else:
             e["usd_batch"] += std
     total = {k: sum(e[k] for e in stages.values()) for k in
-             ("calls", "cached_calls", "prompt_tokens", "prefix_cached_tokens", "output_tokens", "usd", "usd_batch")}
+             ("calls", "cached_calls", "prompt_tokens", "prefix_cached_tokens", "output_tokens", "usd",
+              "usd_batch", "usd_no_prefix_cache")}
     return {"stages": stages, "total": total, "unpriced_models": sorted(unpriced)}
 
 
@@ -151,6 +154,9 @@ def format_estimate(e: dict[str, Any]) -> str:
         lines.append(f"{name:<10}{s['calls']:>9}{s['cached_calls']:>9}{s['prompt_tokens']:>14,}"
                      f"{s['prefix_cached_tokens']:>15,}{s['output_tokens']:>13,}{s['usd']:>11.2f}"
                      f"{s['usd_batch']:>11.2f}")
+    if e["total"]["prefix_cached_tokens"]:
+        lines.append(f"(USD assumes every repeated prefix hits the provider's prompt cache; without "
+                     f"that discount: {e['total']['usd_no_prefix_cache']:.2f})")
     if e["unpriced_models"]:
         lines.append(f"(no price for {', '.join(e['unpriced_models'])}: counted as $0)")
     return "\n".join(lines)
@@ -187,7 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     if len(results) > 1:
         std = sum(e["total"]["usd"] for e in results)
         bat = sum(e["total"]["usd_batch"] for e in results)
-        print(f"all {len(results)} methods: USD {std:.2f} standard, USD {bat:.2f} with the Batch API")
+        raw = sum(e["total"]["usd_no_prefix_cache"] for e in results)
+        print(f"all {len(results)} methods: USD {std:.2f} standard ({raw:.2f} without prompt caching), "
+              f"USD {bat:.2f} with the Batch API")
     if json_out:
         json_out.write_text(json.dumps(results, indent=1))
     return 0
