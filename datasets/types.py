@@ -71,6 +71,7 @@ class Dataset:
     natural_cap: ContextCap
     strata_key: str
     notes: list[str] = field(default_factory=list)
+    group_keys: list[str] = field(default_factory=list)  # per-group tables; empty = [strata_key]
 
     def corpus_for(self, q: Question) -> Corpus:
         return self.corpora[q.corpus_id]

@@ -21,8 +21,8 @@ from harness.scoring import load_protocol
 from .protocol import fmt
 from .stats import paired_difference
 
-GROUP_KEYS = ("buckets", "categories", "types")
-HEADLINE = ("f1", "accuracy", "judge")
+GROUP_KEYS = ("buckets", "categories", "types", "by_answer_kind")
+HEADLINE = ("score", "f1", "accuracy", "judge")  # custom datasets' headline is "score"
 
 
 def _headline(m: dict[str, Any]) -> tuple[str, float | None, float | None]:
@@ -40,6 +40,17 @@ def _cell(m: dict[str, Any] | None) -> str:
     if "precision" in m and "recall" in m:
         cell += f" ({fmt(m['precision'])} / {fmt(m['recall'])})"
     return cell
+
+
+def _retrieval_cells(m: dict[str, Any]) -> list[str]:
+    """Gold recall at the cap and the failure-label split (evaluation/retrieval_diagnostics.py)."""
+    ret = (m.get("retrieval") or {}).get("overall")
+    if not ret:
+        return ["–", "–"]
+    labels = ret["labels"]
+    split = " / ".join(str(labels.get(k, 0)) for k in ("correct", "generation_miss", "partial_retrieval",
+                                                       "retrieval_miss"))
+    return [f"{fmt(ret['gold_recall'])} ± {fmt(ret['gold_recall_std'])}", split]
 
 
 def load_run(path: Path) -> dict[str, Any]:
@@ -68,13 +79,14 @@ def comparison_table(runs: list[dict[str, Any]]) -> str:
             if g not in groups:
                 groups.append(g)
     metric_name = _headline(runs[0]["metrics"]["overall"])[0]
-    head = ["method", "overall", *groups, "ctx tokens", "cost USD"]
+    head = ["method", "overall", *groups, "gold recall", "correct / gen. / partial / retr. miss",
+            "ctx tokens", "cost USD"]
     lines = [f"Metric: {metric_name} ± bootstrap std (precision / recall where defined).", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in runs:
         m = r["metrics"]
         cells = [r["meta"].get("method", r["path"].name), _cell(m["overall"]),
-                 *(_cell(m.get(group_key, {}).get(g)) for g in groups),
+                 *(_cell(m.get(group_key, {}).get(g)) for g in groups), *_retrieval_cells(m),
                  fmt(r["ctx"], 0) if r["ctx"] is not None else "–", f"{r['cost']:.4f}"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -87,7 +99,8 @@ def provenance_lines(runs: list[dict[str, Any]]) -> list[str]:
         values = sorted({str(r["meta"].get(key)) for r in runs})
         flag = "" if len(values) == 1 else "  <-- DIFFERS: these runs do not compare"
         out.append(f"- {key}: {' | '.join(values)}{flag}")
-    policies = sorted({str(r["metrics"].get("policy", r["metrics"].get("credit", "-"))) for r in runs})
+    policies = sorted({", ".join(str(r["metrics"][k]) for k in ("policy", "credit") if k in r["metrics"]) or "-"
+                       for r in runs})  # e.g. "lenient, grounded": runs differing in credit do not compare
     out.append(f"- scoring: {' | '.join(policies)}" + ("" if len(policies) == 1 else "  <-- DIFFERS"))
     if not any("gpt-4o" in str(r["meta"].get("answer_model", "")).lower() for r in runs):
         out.append("- NOTE: not GPT-4o answering; not comparable to the published GPT-4o figures")

@@ -246,7 +246,7 @@ class EpBenchProtocol(Protocol):
         agree = (f"{fmt(ag.get('item_agreement'), 2)} / κ {fmt(ag.get('kappa'), 2)} "
                  f"({ag.get('n_items', 0)} items); questions {fmt(ag.get('question_agreement'), 2)}"
                  ) if ag.get("n_questions") else "–"
-        cols = ["overall", "judge agreement", *metrics["buckets"].keys()]
+        cols = [f"overall ({credit} credit)", "judge agreement", *metrics["buckets"].keys()]
         head = "| method | " + " | ".join(cols) + " | simple recall | ctx tokens | cost USD |"
         sep = "|" + "---|" * (len(cols) + 4)
         row = [cell(metrics["overall"]), agree, *(cell(metrics["buckets"][b]) for b in metrics["buckets"])]

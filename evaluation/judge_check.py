@@ -4,6 +4,7 @@
     python -m evaluation.judge_check --judge local_small
     python -m evaluation.judge_check --judge openai_compatible --override judge.base_url=http://...
     python -m evaluation.judge_check --deterministic-only    # no model: the matcher alone
+    python -m evaluation.judge_check --dataset locomo        # LoCoMo / LongMemEval: conversation_judge_check.py
 
 Every number in a results table passes through the judge, so the judge itself gets a test set:
 answers written by hand for real EpBench questions (correct, partial, refusal, hallucinated list,
@@ -209,7 +210,15 @@ def _default_data_dir() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--dataset", default="epbench")
+    if pre.parse_known_args(argv)[0].dataset != "epbench":  # the conversation label sets
+        from .conversation_judge_check import main as conversation_main
+
+        return conversation_main(argv)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dataset", choices=("epbench", "locomo", "longmemeval"), default="epbench",
+                    help="which label set: EpBench-20 (this module) or a conversation benchmark")
     ap.add_argument("--judge", default="local", help="a conf/judge/*.yaml name (default: local)")
     ap.add_argument("--override", nargs="*", default=[], help="extra Hydra overrides, e.g. judge.base_url=...")
     ap.add_argument("--deterministic-only", action="store_true", help="score the matcher alone (no model)")

@@ -4,6 +4,8 @@ Token F1 and BLEU-1 come from predictions.jsonl (official per-category rules, se
 text_overlap.py); the judge score (J) from judgments.jsonl, each line naming its prompt version.
 Category 5 (adversarial) is always answered, judged and shown in its own row; whether it also
 enters "overall" is the `include_category_5` setting (most papers report categories 1-4).
+Each verdict is kept raw (the paper's judge) and grounded (conversation_grounding.py: CORRECT
+only when the answer states the gold's key content); `credit` picks the headline J.
 """
 
 from __future__ import annotations
@@ -19,9 +21,16 @@ from datasets.types import Dataset, Question
 from model_access.chat import ChatModel
 from model_access.errors import JsonOutputError
 
+from .conversation_grounding import (
+    GROUNDING_VERSION,
+    check_credit,
+    conversation_notes,
+    f1_agreement,
+    ground_verdict,
+)
 from .protocol import Protocol, fmt, provenance_header
 from .stats import bootstrap_std, nanmean
-from .text_overlap import evidence_recall, locomo_bleu1, locomo_f1
+from .text_overlap import evidence_recall, gold_for_scoring, locomo_bleu1, locomo_f1
 
 PROMPT_VERSION = "locomo-judge-v1"
 ANSWER_PROMPT_VERSION = "locomo-answer-v1"
@@ -69,6 +78,12 @@ def _gold(p: dict[str, Any]) -> str:
     return str(g[0]) if isinstance(g, list | tuple) and g else str(g or "")
 
 
+def grounding(question: str, gold: str, category: int, answer: str) -> dict[str, Any]:
+    """The grounding fields of a judgments line (category 5: correct means declining)."""
+    g = ground_verdict(answer, gold_for_scoring(gold, category), question, abstention=int(category) == 5)
+    return {"grounded": g.supported, "grounding": g.reason}
+
+
 def _mean(values: list[float]) -> float:
     ok = [v for v in values if not math.isnan(v)]
     return sum(ok) / len(ok) if ok else math.nan
@@ -78,14 +93,17 @@ class LoCoMoProtocol(Protocol):
     name = "locomo"
     version = "1"
 
-    def __init__(self, include_category_5: bool = False, resamples: int = 1000, seed: int = 0):
+    def __init__(self, include_category_5: bool = False, resamples: int = 1000, seed: int = 0,
+                 credit: str = "raw"):
         self.include_category_5 = bool(include_category_5)
+        self.credit = check_credit(credit)
         self.resamples = resamples
         self.seed = seed
 
     def describe(self) -> dict[str, Any]:
         return {"protocol": self.name, "version": self.version, "judge_prompt": PROMPT_VERSION,
                 "answer_prompt": ANSWER_PROMPT_VERSION, "include_category_5": self.include_category_5,
+                "credit": self.credit, "grounding": GROUNDING_VERSION,
                 "category_names": CATEGORY_NAMES}
 
     def answer_messages(self, question: Question, context_text: str) -> list[dict[str, str]]:
@@ -103,23 +121,33 @@ class LoCoMoProtocol(Protocol):
             verdict, result = await judge.complete_json(messages, _Verdict, max_tokens=300)
         except JsonOutputError as exc:
             return {**line, "judge_error": str(exc), "judge_raw": exc.raw_outputs}
-        return {**line, "label": verdict.label, "correct": int(verdict.label == "CORRECT"),
+        correct = int(verdict.label == "CORRECT")
+        g = grounding(question.text, question.gold[0], category, prediction["answer"])
+        return {**line, "label": verdict.label, "correct": correct,
+                "correct_grounded": int(correct and g["grounded"]), **g,
                 "reasoning": verdict.reasoning, "judge_cached": result.cached}
 
     # -- metrics ---------------------------------------------------------------------------
     def scored_rows(self, judgments: list[dict[str, Any]],
                     predictions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Per question: category, f1, bleu1, judge (NaN if the judge failed), evidence recall."""
+        """Per question: category, f1, bleu1, J raw / grounded / headline (NaN if the judge
+        failed), evidence recall. Lines judged before grounding existed are grounded here."""
         verdicts = {j["question_id"]: j for j in judgments}
         rows = []
         for p in predictions:
             cat = int(p["category"])
             gold, answer = _gold(p), str(p.get("answer", ""))
             j = verdicts.get(p["question_id"], {})
+            raw = grounded = math.nan
+            if "correct" in j:
+                raw = float(j["correct"])
+                ok = j["grounded"] if "grounded" in j else grounding(p.get("question", ""), gold, cat, answer)["grounded"]
+                grounded = float(raw and ok)
             rows.append({
                 "question_id": p["question_id"], "category": cat,
                 "f1": locomo_f1(answer, gold, cat), "bleu1": locomo_bleu1(answer, gold, cat),
-                "judge": float(j["correct"]) if "correct" in j else math.nan,
+                "judge": grounded if self.credit == "grounded" else raw,
+                "judge_raw": raw, "judge_grounded": grounded,
                 "evidence_recall": evidence_recall(p.get("gold_units", []), p.get("context_chapters", [])),
             })
         return rows
@@ -131,6 +159,8 @@ class LoCoMoProtocol(Protocol):
             out[key] = _mean(arr.tolist())
             out[f"{key}_std"] = bootstrap_std(len(arr), lambda i, a=arr: nanmean(a[i]),
                                               self.resamples, self.seed)
+        for key in ("judge_raw", "judge_grounded"):
+            out[key] = _mean([r[key] for r in rows])
         out["n"] = len(rows)
         out["n_judged"] = sum(1 for r in rows if not math.isnan(r["judge"]))
         return out
@@ -145,8 +175,13 @@ class LoCoMoProtocol(Protocol):
         cats = sorted({r["category"] for r in rows})
         failed = [j["question_id"] for j in judgments if "judge_error" in j]
         prompts = sorted({j.get("judge_prompt", "?") for j in judgments})
+        in_scope = [r for r in rows if r["category"] in scope]
         return {
-            "overall": self._aggregate([r for r in rows if r["category"] in scope]),
+            "credit": self.credit,
+            # how the verdicts line up with token F1 (F1 >= 0.5 agreement, AUC); see conversation_grounding
+            "judge_f1": {c: f1_agreement((r[f"judge_{c}"], r["f1"]) for r in in_scope) for c in ("raw", "grounded")},
+            "grounding_removed": sum(1 for r in rows if r["judge_raw"] == 1 and r["judge_grounded"] == 0),
+            "overall": self._aggregate(in_scope),
             "categories": {str(c): self._aggregate([r for r in rows if r["category"] == c]) for c in cats},
             "category_names": dict(CATEGORY_NAMES),
             "overall_categories": scope,
@@ -155,10 +190,17 @@ class LoCoMoProtocol(Protocol):
             "n_judge_failed": len(failed), "judge_failed_ids": failed,
         }
 
+    def question_scores(self, judgments: list[dict[str, Any]],
+                        predictions: list[dict[str, Any]]) -> dict[str, float]:
+        """Per-question headline J (under the configured credit), for paired comparisons."""
+        return {r["question_id"]: r["judge"] for r in self.scored_rows(judgments, predictions)
+                if not math.isnan(r["judge"])}
+
     # -- table -----------------------------------------------------------------------------
     def table(self, metrics: dict[str, Any], meta: dict[str, Any]) -> str:
         scope = "-".join(map(str, (metrics["overall_categories"][0], metrics["overall_categories"][-1])))
-        policy = (f"LoCoMo J (judge {metrics['judge_prompt']}), token F1 (stemmed, official "
+        credit = metrics.get("credit", "raw")
+        policy = (f"LoCoMo J (judge {metrics['judge_prompt']}, {credit} credit), token F1 (stemmed, official "
                   f"per-category rules), BLEU-1; overall = categories {scope}")
         names = metrics["category_names"]
 
@@ -170,7 +212,7 @@ class LoCoMoProtocol(Protocol):
         lines = [provenance_header(meta, policy), "",
                  f"method: **{meta.get('method', '?')}**; mean context tokens: "
                  f"{meta.get('mean_context_tokens', '?')}; cost USD: {meta.get('cost_usd', '?')}", "",
-                 "| category | n | J ± std | F1 ± std | BLEU-1 ± std | evidence recall |",
+                 f"| category | n | J ({credit} credit) ± std | F1 ± std | BLEU-1 ± std | evidence recall |",
                  "|---|---|---|---|---|---|"]
         for c, m in metrics["categories"].items():
             lines.append(row(f"{c} {names.get(c, '?')}", m))
@@ -180,6 +222,7 @@ class LoCoMoProtocol(Protocol):
                   "conversation does not mention it (F1 column: the official substring rule).",
                   "± = bootstrap std over questions (1000 resamples). Evidence recall = share of the "
                   "question's evidence sessions present in the context."]
+        lines += conversation_notes(metrics, "J")
         if metrics.get("n_judge_failed"):
             lines.append(f"Judge failed on {metrics['n_judge_failed']} question(s): excluded from J, not scored 0.")
         return "\n".join(lines) + "\n"

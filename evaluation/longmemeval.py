@@ -4,7 +4,8 @@ As in the official scorer, the judge answers yes or no with a prompt chosen by q
 temporal questions tolerate off-by-one counts, knowledge-update questions accept a reply that
 also recalls the old value as long as the updated one is given, preference questions are graded
 against a rubric, and abstention questions (ids ending `_abs`) are correct when the reply says
-the history does not answer them. The wording here is this project's own.
+the history does not answer them. The wording here is this project's own. Each verdict is kept
+raw and grounded (conversation_grounding.py); `credit` picks the headline accuracy.
 """
 
 from __future__ import annotations
@@ -19,9 +20,16 @@ from datasets.longmemeval import QUESTION_TYPES, S_WARNING
 from datasets.types import Dataset, Question
 from model_access.chat import ChatModel
 
+from .conversation_grounding import (
+    GROUNDING_VERSION,
+    check_credit,
+    conversation_notes,
+    f1_agreement,
+    ground_verdict,
+)
 from .protocol import Protocol, fmt, provenance_header
 from .stats import bootstrap_std, nanmean
-from .text_overlap import evidence_recall
+from .text_overlap import evidence_recall, token_f1
 
 ANSWER_PROMPT_VERSION = "lme-answer-v1"
 JUDGE_VERSION = "v1"
@@ -90,18 +98,34 @@ def parse_yes_no(text: str) -> bool | None:
     return None if m is None else m.group(1) == "yes"
 
 
+def grounding(kind: str, question: str, gold: str, answer: str) -> dict[str, Any]:
+    """The grounding fields of a judgments line, by judge kind (abstention: correct means declining;
+    preference: a rubric, so only the refusal rule; temporal: counts off by one tolerated)."""
+    g = ground_verdict(answer, gold, question, abstention=kind == "abstention",
+                       rubric=kind == "single-session-preference", off_by_one=kind == "temporal-reasoning")
+    return {"grounded": g.supported, "grounding": g.reason}
+
+
+def reply_f1(kind: str, gold: str, answer: str) -> float:
+    """Token F1 of the reply against the gold answer; NaN where the gold is no answer (rubric,
+    abstention explanation)."""
+    return math.nan if kind in ("abstention", "single-session-preference") else token_f1(answer, gold)
+
+
 class LongMemEvalProtocol(Protocol):
     name = "longmemeval"
     version = "1"
 
-    def __init__(self, variant: str = "oracle", resamples: int = 1000, seed: int = 0):
+    def __init__(self, variant: str = "oracle", resamples: int = 1000, seed: int = 0, credit: str = "raw"):
         self.variant = variant
+        self.credit = check_credit(credit)
         self.resamples = resamples
         self.seed = seed
 
     def describe(self) -> dict[str, Any]:
         return {"protocol": self.name, "version": self.version, "variant": self.variant,
-                "answer_prompt": ANSWER_PROMPT_VERSION, "judge_prompts": f"lme-<kind>-{JUDGE_VERSION}"}
+                "answer_prompt": ANSWER_PROMPT_VERSION, "judge_prompts": f"lme-<kind>-{JUDGE_VERSION}",
+                "credit": self.credit, "grounding": GROUNDING_VERSION}
 
     def answer_messages(self, question: Question, context_text: str) -> list[dict[str, str]]:
         date = question.attrs.get("question_date", "unknown")
@@ -124,31 +148,59 @@ class LongMemEvalProtocol(Protocol):
         if verdict is None:
             line["judge_error"] = "the judge answered neither yes nor no"
         else:
-            line["correct"] = int(verdict)
+            g = grounding(kind, question.text, question.gold[0], prediction["answer"])
+            line.update(correct=int(verdict), correct_grounded=int(verdict and g["grounded"]), **g)
         return line
 
     # -- metrics ---------------------------------------------------------------------------
     def _aggregate(self, rows: list[dict[str, Any]], recall: dict[str, float]) -> dict[str, Any]:
-        acc = np.array([r["correct"] for r in rows], dtype=float)
+        acc = np.array([r["score"] for r in rows], dtype=float)
         rec = np.array([recall.get(r["question_id"], math.nan) for r in rows], dtype=float)
         return {
             "accuracy": float(acc.mean()) if acc.size else math.nan,
             "accuracy_std": bootstrap_std(len(acc), lambda i: float(acc[i].mean()), self.resamples, self.seed),
+            "accuracy_raw": nanmean(np.array([r["correct"] for r in rows], dtype=float)),
+            "accuracy_grounded": nanmean(np.array([r["correct_grounded"] for r in rows], dtype=float)),
             "evidence_recall": nanmean(rec),
             "n": len(rows),
         }
+
+    def scored(self, judgments: list[dict[str, Any]], predictions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Judged lines with raw, grounded and headline ("score") verdicts and the reply's token F1;
+        lines judged before grounding existed are grounded here from predictions."""
+        preds = {p["question_id"]: p for p in predictions}
+        rows = []
+        for j in judgments:
+            if "correct" not in j:
+                continue
+            p = preds.get(j["question_id"], {})
+            kind = j.get("judge_kind") or judge_kind(j["question_type"], bool(j.get("is_abstention")))
+            gold = str((p.get("gold") or [""])[0])
+            answer = str(p.get("answer", ""))
+            ok = j["grounded"] if "grounded" in j else (
+                grounding(kind, p.get("question", ""), gold, answer)["grounded"] if p else True)
+            row = {**j, "correct_grounded": int(j["correct"] and ok),
+                   "f1": reply_f1(kind, gold, answer) if p else math.nan}
+            row["score"] = row["correct_grounded"] if self.credit == "grounded" else row["correct"]
+            rows.append(row)
+        return rows
 
     def metrics(self, judgments: list[dict[str, Any]], predictions: list[dict[str, Any]],
                 policy: str | None = None) -> dict[str, Any]:
         if policy is not None:
             raise ValueError("LongMemEval has one scoring policy; run rescore without --policy")
-        ok = [j for j in judgments if "correct" in j]
+        ok = self.scored(judgments, predictions)
         recall = {p["question_id"]: evidence_recall(p.get("gold_units", []), p.get("context_chapters", []))
                   for p in predictions}
         types = [t for t in QUESTION_TYPES if any(j["question_type"] == t for j in ok)]
         per_type = {t: self._aggregate([j for j in ok if j["question_type"] == t], recall) for t in types}
         out: dict[str, Any] = {
+            "credit": self.credit,
             "overall": self._aggregate(ok, recall),
+            # how the verdicts line up with token F1 (F1 >= 0.5 agreement, AUC); see conversation_grounding
+            "judge_f1": {c: f1_agreement((float(r[k]), r["f1"]) for r in ok)
+                         for c, k in (("raw", "correct"), ("grounded", "correct_grounded"))},
+            "grounding_removed": sum(1 for r in ok if r["correct"] and not r["correct_grounded"]),
             "types": per_type,
             "task_averaged_accuracy": (sum(m["accuracy"] for m in per_type.values()) / len(per_type)
                                        if per_type else math.nan),
@@ -162,9 +214,15 @@ class LongMemEvalProtocol(Protocol):
             out["data_warning"] = S_WARNING
         return out
 
+    def question_scores(self, judgments: list[dict[str, Any]],
+                        predictions: list[dict[str, Any]]) -> dict[str, float]:
+        """Per-question headline verdict (under the configured credit), for paired comparisons."""
+        return {r["question_id"]: float(r["score"]) for r in self.scored(judgments, predictions)}
+
     # -- table -----------------------------------------------------------------------------
     def table(self, metrics: dict[str, Any], meta: dict[str, Any]) -> str:
-        policy = (f"LongMemEval accuracy (yes/no judge, per-type prompts lme-*-{JUDGE_VERSION}: "
+        credit = metrics.get("credit", "raw")
+        policy = (f"LongMemEval accuracy ({credit} credit; yes/no judge, per-type prompts lme-*-{JUDGE_VERSION}: "
                   "temporal off-by-one tolerated, knowledge update, preference rubric, abstention)")
 
         def row(label: str, m: dict[str, Any]) -> str:
@@ -177,13 +235,14 @@ class LongMemEvalProtocol(Protocol):
         lines += ["", f"method: **{meta.get('method', '?')}**; variant: {metrics.get('variant')}; "
                   f"mean context tokens: {meta.get('mean_context_tokens', '?')}; cost USD: "
                   f"{meta.get('cost_usd', '?')}", "",
-                  "| question type | n | accuracy ± std | evidence recall |", "|---|---|---|---|"]
+                  f"| question type | n | accuracy ({credit} credit) ± std | evidence recall |", "|---|---|---|---|"]
         lines += [row(t, m) for t, m in metrics["types"].items()]
         lines.append(row("abstention (_abs, across types)", metrics["abstention"]))
         lines.append(row("**overall**", metrics["overall"]))
         lines += ["", f"Task-averaged accuracy (mean over types): {fmt(metrics['task_averaged_accuracy'])}.",
                   "± = bootstrap std over questions (1000 resamples). Evidence recall = share of the "
                   "question's evidence sessions present in the context."]
+        lines += conversation_notes(metrics, "Accuracy", "accuracy")
         if metrics.get("n_judge_failed"):
             lines.append(f"Judge gave no yes/no on {metrics['n_judge_failed']} question(s): excluded, not scored 0.")
         return "\n".join(lines) + "\n"

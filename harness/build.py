@@ -20,7 +20,7 @@ from model_access.errors import ConfigError
 from model_access.usage import Price, UsageLedger
 
 from .run_folder import config_hash
-from .subset import stratified_subset
+from .subset import NAMED, named_subset, stratified_subset, within_units
 
 
 @dataclass
@@ -63,9 +63,31 @@ def _resume_hint() -> str:
         return "the same command"
 
 
+def _filtered(cfg: DictConfig, dataset: Dataset) -> tuple[list[Question], list[str]]:
+    """The questions the named subset and the gold-unit bound keep, and labels saying so."""
+    pool, labels = list(dataset.questions), []
+    name = cfg.subset.get("name")
+    if name:
+        try:
+            pool = named_subset(pool, str(name))
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
+        if not pool:
+            raise ConfigError(f"subset.name={name} keeps no question of {dataset.name} ({NAMED[str(name)][0]}).")
+        labels.append(f"subset {name}: {NAMED[str(name)][0]}")
+    n_units = cfg.subset.get("within_units")
+    if n_units is not None:
+        pool = within_units(dataset, pool, int(n_units))
+        labels.append(f"gold units within the first {int(n_units)}")
+    return pool, labels
+
+
 def identity(cfg: DictConfig) -> dict[str, Any]:
     """Everything that changes a run's numbers; hashed into the run folder name."""
     pick = {k: OmegaConf.to_container(cfg[k], resolve=True) for k in ("method", "dataset", "context_cap", "subset")}
+    for k in ("name", "within_units"):  # unset filters leave the identity of earlier runs as it was
+        if pick["subset"].get(k) is None:
+            pick["subset"].pop(k, None)
     for k in ("llm", "judge", "embedder"):
         node = OmegaConf.to_container(cfg[k], resolve=True)
         pick[k] = {f: node.get(f) for f in ("_target_", "model", "model_revision", "json_mode", "max_tokens")}
@@ -79,10 +101,12 @@ def build(cfg: DictConfig, check: bool = True) -> Components:
     """
     dataset: Dataset = instantiate(cfg.dataset.loader).load()
     protocol: Protocol = instantiate(cfg.dataset.protocol)
-    questions = stratified_subset(dataset.questions, cfg.subset.n, dataset.strata_key, cfg.subset.seed,
+    pool, filters = _filtered(cfg, dataset)
+    questions = stratified_subset(pool, cfg.subset.n, dataset.strata_key, cfg.subset.seed,
                                   list(cfg.subset.ids) if cfg.subset.ids else None)
     if not questions:
-        raise ConfigError("The question subset is empty; check subset.n / subset.ids.")
+        raise ConfigError("The question subset is empty; check subset.n / subset.ids / subset.name / "
+                          "subset.within_units.")
     cache = open_cache(cfg.cache_path, cfg.cache_backend)
     ledger = _ledger(cfg)
     llm: ChatModel = instantiate(cfg.llm, _partial_=True)(cache=cache, ledger=ledger)
@@ -106,6 +130,9 @@ def build(cfg: DictConfig, check: bool = True) -> Components:
     run_name = cfg.run_name or f"{cfg.method.name}-{config_hash(ident)}"
     run_dir = Path(cfg.output_root) / dataset.name / run_name
     subset_label = (f"{len(questions)} of {len(dataset.questions)} (stratified by {dataset.strata_key}, "
-                    f"seed {cfg.subset.seed})" if len(questions) < len(dataset.questions) else "all")
+                    f"seed {cfg.subset.seed})" if len(questions) < len(pool) else
+                    f"all {len(pool)} of {len(dataset.questions)}" if filters else "all")
+    if filters:
+        subset_label += f"; {'; '.join(filters)}"
     return Components(dataset, questions, protocol, _cap(cfg, dataset), llm, judge, embedder, ledger,
                       cache, cfg.method, run_dir, Path(cfg.index_root), subset_label)

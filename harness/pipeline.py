@@ -19,11 +19,17 @@ from .build import Components, build
 from .run_folder import RunFolder
 from .scoring import score_run
 from .stages import answer_stage, index_stage, index_store_root, judge_stage
+from .sweep import sweep_name
 from .tracking import log_to_wandb
 
 log = logging.getLogger("memeval")
 STAGES = ("index", "answer", "judge", "score")
 _pool: Any = None  # one local-server pool per process, reused across multirun jobs
+_current: list[Path] = []  # the run folder being written (for the Ctrl-C message)
+
+
+def current_run_dir() -> Path | None:
+    return _current[-1] if _current else None
 
 
 def _server_pool() -> Any:
@@ -78,7 +84,8 @@ def _meta(c: Components) -> dict[str, Any]:
         "answer_model_revision": c.llm.model_revision, "judge_model": c.judge.display_name,
         "embedder": c.embedder.display_name, "context_cap": c.cap.describe(),
         "subset": c.subset_label, "n_questions": len(c.questions), "protocol": c.protocol.describe(),
-        "git_commit": _git_commit(),
+        "git_commit": _git_commit(), "strata_key": c.dataset.strata_key,
+        "group_keys": c.dataset.group_keys or [c.dataset.strata_key],
     }
 
 
@@ -99,6 +106,7 @@ def run(cfg: DictConfig) -> Path:
         raise ConfigError(f"unknown stage(s) {sorted(unknown)}; choose from {list(STAGES)}")
     c = build(cfg)
     run_dir = RunFolder(c.run_dir)
+    _current[:] = [c.run_dir]
     handler = logging.FileHandler(run_dir / "run.log", encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     logging.getLogger().addHandler(handler)
@@ -134,7 +142,8 @@ def _run(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) 
         print((run_dir / "results.md").read_text())
         log_to_wandb(run_dir, cfg.tracking.mode, cfg.tracking.project,
                      OmegaConf.to_container(cfg, resolve=True), metrics, c.ledger.summary(),
-                     name=run_dir.root.name, entity=cfg.tracking.entity, tags=list(cfg.tracking.tags))
+                     name=run_dir.root.name, entity=cfg.tracking.entity, tags=list(cfg.tracking.tags),
+                     group=cfg.tracking.get("group") or sweep_name(), job_type=c.method_cfg.name)
     fresh = c.ledger.fresh_calls()
     print(f"run folder: {run_dir.root}\nnew model calls this invocation: {fresh}")
     return run_dir.root

@@ -24,6 +24,8 @@ class SubsetConfig:
     n: int | None = None  # the value lives in conf/config.yaml
     seed: int = 0
     ids: list[str] | None = None
+    name: str | None = None  # a named subset (harness/subset.py NAMED), e.g. table13
+    within_units: int | None = None  # only questions whose gold units are all in the first N units
 
 
 @dataclass
@@ -49,6 +51,7 @@ class TrackingConfig:
     project: str = "memeval"
     entity: str | None = None
     tags: list[str] = field(default_factory=list)
+    group: str | None = None  # W&B group; default: the sweep's folder name under -m
 
 
 @dataclass

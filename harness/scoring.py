@@ -12,6 +12,7 @@ from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
 from evaluation.protocol import Protocol
+from evaluation.retrieval_diagnostics import diagnose, label_judgments, table_section
 
 from .resolvers import register_resolvers
 from .run_folder import RunFolder
@@ -39,6 +40,9 @@ def score_run(run: RunFolder, protocol: Protocol | None = None, policy: str | No
     if (run / "usage.json").exists():
         totals = run.read_json("usage.json")["totals"]
         meta["cost_usd"] = round(totals["fresh"]["cost_usd"] + totals["cached"]["cost_usd"], 4)
+    per_question, metrics["retrieval"] = diagnose(protocol, judgments, predictions, meta)
+    if not policy:  # the run's own labels; another policy's numbers never rewrite its judgments
+        run.write_jsonl("judgments.jsonl", label_judgments(judgments, per_question))
     metrics["provenance"] = {k: meta.get(k) for k in
                              ("method", "answer_model", "judge_model", "embedder", "data_version",
                               "subset", "context_cap", "protocol")}
@@ -47,5 +51,6 @@ def score_run(run: RunFolder, protocol: Protocol | None = None, policy: str | No
     agreement = metrics.get("agreement")
     if isinstance(agreement, dict) and "disagreements" in agreement:  # listed for inspection
         run.write_jsonl(f"judge_disagreements{suffix}.jsonl", agreement["disagreements"])
-    run.write_text(f"results{suffix}.md", protocol.table(metrics, meta))
+    table = protocol.table(metrics, meta) + table_section(metrics["retrieval"], meta.get("method", "?"))
+    run.write_text(f"results{suffix}.md", table)
     return metrics

@@ -7,11 +7,13 @@ import time
 from typing import Any
 
 from datasets.types import Question
+from evaluation.retrieval_diagnostics import unit_token_attribution
 from methods.base import MemoryMethod
 from model_access.tokenizer import count_tokens
 from model_access.usage import collect_calls, stage, summarize_calls
 
 from .build import Components
+from .progress import StageProgress
 from .run_folder import JsonlAppender, RunFolder, config_hash
 
 
@@ -20,12 +22,17 @@ async def index_stage(c: Components, method: MemoryMethod, run: RunFolder) -> di
     corpus_ids = list(dict.fromkeys(q.corpus_id for q in c.questions))
     indexes: dict[str, Any] = {}
     report = []
-    with stage("index"):
+    with stage("index"), StageProgress("index", len(corpus_ids), c.ledger, unit="corpus") as bar:
         for cid in corpus_ids:
             t0 = time.perf_counter()
             indexes[cid] = await method.build_index(c.dataset.corpora[cid])
-            report.append({"corpus_id": cid, "units": len(c.dataset.corpora[cid].units),
-                           "seconds": round(time.perf_counter() - t0, 3)})
+            entry = {"corpus_id": cid, "units": len(c.dataset.corpora[cid].units),
+                     "seconds": round(time.perf_counter() - t0, 3)}
+            stats = getattr(indexes[cid], "stats", None)  # a method's own index summary, when it has one
+            if isinstance(stats, dict) and stats:
+                entry["stats"] = stats
+            report.append(entry)
+            bar.advance()
     run.write_json("index.json", {"method": method.name, "params": method.params(), "corpora": report,
                                   "index_folder": str(method.services.store_root)})
     return indexes
@@ -51,14 +58,17 @@ async def answer_stage(c: Components, method: MemoryMethod, indexes: dict[str, A
                     result = await c.llm.complete(c.protocol.answer_messages(q, r.context_text))
             row = {**q.record(), "answer": result.text, "context_text": r.context_text,
                    "context_tokens": ctx_tokens, "context_chapters": r.units,
+                   "context_unit_tokens": unit_token_attribution(r.context_text, r.units, c.dataset.corpus_for(q)),
                    "usage": summarize_calls(calls), "retrieval": r.extras}
             rows[q.id] = row
             out.add(row)
+            bar.advance()
 
     try:
-        async with asyncio.TaskGroup() as tg:
-            for q in c.questions:
-                tg.create_task(one(q))
+        with StageProgress("answer", len(c.questions), c.ledger) as bar:
+            async with asyncio.TaskGroup() as tg:
+                for q in c.questions:
+                    tg.create_task(one(q))
     finally:
         out.close()
     ordered = [rows[q.id] for q in c.questions if q.id in rows]
@@ -93,11 +103,13 @@ async def judge_stage(c: Components, predictions: list[dict[str, Any]], run: Run
                 line = await c.protocol.judge(by_id[p["question_id"]], p, c.dataset, c.judge)
             rows[p["question_id"]] = line
             out.add(line)
+            bar.advance()
 
     try:
-        async with asyncio.TaskGroup() as tg:
-            for p in predictions:
-                tg.create_task(one(p))
+        with StageProgress("judge", len(predictions), c.ledger) as bar:
+            async with asyncio.TaskGroup() as tg:
+                for p in predictions:
+                    tg.create_task(one(p))
     finally:
         out.close()
     ordered = [rows[p["question_id"]] for p in predictions if p["question_id"] in rows]

@@ -3,8 +3,38 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
-from datasets.types import Question
+from datasets.types import Dataset, Question
+
+# Named question subsets: name -> (what it is, which questions it keeps). Selected with
+# `subset.name=<name>`; subset.n and subset.seed then sample within it (subset.n=null = all of it).
+NAMED: dict[str, tuple[str, Callable[[Question], bool]]] = {
+    "table13": ("the GSW paper's ablation questions (its Table 13): EpBench get == all "
+                "(548 on the 200-chapter book)", lambda q: q.attrs.get("get") == "all"),
+}
+
+
+def named_subset(questions: list[Question], name: str) -> list[Question]:
+    """The questions of a named subset, in dataset order; a clear error for an unknown name."""
+    if name not in NAMED:
+        raise ValueError(f"unknown subset.name {name!r}; known: {', '.join(sorted(NAMED))}")
+    return [q for q in questions if NAMED[name][1](q)]
+
+
+def within_units(dataset: Dataset, questions: list[Question], n: int) -> list[Question]:
+    """The questions whose gold units all lie in the first n units of their corpus (questions
+    with no gold unit are kept): what a method indexing only n units (`method.max_chapters`)
+    can answer. The same selection as scripts/subset_within.py, as a recorded config setting."""
+    firsts: dict[str, set[str]] = {}
+    keep = []
+    for q in questions:
+        if q.corpus_id not in firsts:
+            units = sorted(dataset.corpus_for(q).units, key=lambda u: u.position)
+            firsts[q.corpus_id] = {u.id for u in units[:n]}
+        if set(q.gold_units) <= firsts[q.corpus_id]:
+            keep.append(q)
+    return keep
 
 
 def stratified_subset(questions: list[Question], n: int | None, key: str, seed: int = 0,

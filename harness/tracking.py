@@ -1,11 +1,20 @@
-"""Experiment tracking (W&B), offline by default; never sees secrets (config is redacted first)."""
+"""Experiment tracking (W&B), offline by default; never sees secrets (config is redacted first).
+
+One W&B run per run folder: its id is derived from the folder (dataset + folder name), so a rerun
+resumes the same W&B run instead of adding a duplicate. group = the sweep, job_type = the method.
+"""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from typing import Any
 
 from .run_folder import RunFolder, redact
+
+GROUP_KEYS = {"buckets": "bucket", "categories": "category", "types": "question_type"}
+SKIP_COLUMNS = {"context_text", "judge_raw", "retrieval"}  # large; they stay in the run folder
 
 
 def _flatten(prefix: str, obj: Any, out: dict[str, Any]) -> None:
@@ -16,32 +25,84 @@ def _flatten(prefix: str, obj: Any, out: dict[str, Any]) -> None:
         out[prefix] = obj
 
 
+def wandb_run_id(run: RunFolder) -> str:
+    """Stable across reruns and machines: <dataset>-<run folder name>, W&B-safe characters only."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "-", f"{run.root.parent.name}-{run.root.name}")[:64]
+
+
+def _cell(v: Any) -> Any:
+    """Lists and dicts as JSON strings so the W&B table keeps them (and shows them)."""
+    if isinstance(v, list | dict):
+        return json.dumps(v, ensure_ascii=False, default=str)
+    return v
+
+
+def question_rows(run: RunFolder) -> tuple[list[str], list[list[Any]]]:
+    """Per-question columns: the prediction (minus the context text) joined with its judgment."""
+    preds = {p["question_id"]: p for p in run.read_jsonl("predictions.jsonl")}
+    judg = {j["question_id"]: j for j in run.read_jsonl("judgments.jsonl")}
+    merged = [{**preds.get(q, {}), **judg.get(q, {})} for q in dict.fromkeys([*preds, *judg])]
+    cols = list(dict.fromkeys(k for r in merged for k in r if k not in SKIP_COLUMNS))
+    return cols, [[_cell(r.get(c)) for c in cols] for r in merged]
+
+
+def group_tables(metrics: dict[str, Any]) -> dict[str, tuple[str, list[str], list[list[Any]]]]:
+    """{metrics key: (label column, columns, rows)} for buckets / categories / question types."""
+    out = {}
+    for key, label in GROUP_KEYS.items():
+        groups = metrics.get(key)
+        if not isinstance(groups, dict) or not groups:
+            continue
+        stats = list(dict.fromkeys(s for g in groups.values() for s, v in g.items()
+                                   if isinstance(v, int | float) and not isinstance(v, bool)))
+        out[key] = (label, [label, *stats], [[g, *(m.get(s) for s in stats)] for g, m in groups.items()])
+    return out
+
+
 def log_to_wandb(run: RunFolder, mode: str, project: str, config: dict[str, Any],
                  metrics: dict[str, Any], usage: dict[str, Any], name: str,
-                 entity: str | None = None, tags: list[str] | None = None) -> str | None:
-    """Log config, metrics per bucket/category, usage and the per-question table."""
+                 entity: str | None = None, tags: list[str] | None = None,
+                 group: str | None = None, job_type: str | None = None) -> str | None:
+    """Config, metrics per bucket/category (summary + bar charts), usage, per-question table,
+    and the run folder as an artifact."""
     if mode == "disabled":
         return None
     os.environ.setdefault("WANDB_SILENT", "true")
     import wandb
 
     wb = wandb.init(project=project, entity=entity, name=name, mode=mode, dir=str(run.root),
-                    config=redact(config), tags=tags or [], reinit="finish_previous")
+                    id=wandb_run_id(run), resume="allow", group=group, job_type=job_type,
+                    config=redact(config), tags=tags or [], reinit="finish_previous",
+                    settings=wandb.Settings(console="off"))
     try:
         flat: dict[str, Any] = {}
-        _flatten("", {k: v for k, v in metrics.items() if k != "provenance"}, flat)
+        _flatten("", {k: v for k, v in metrics.items() if k not in {"provenance", "agreement"}}, flat)
+        _flatten("agreement", {k: v for k, v in (metrics.get("agreement") or {}).items()
+                               if k != "disagreements"}, flat)
         _flatten("usage", usage.get("totals", {}), flat)
         wb.summary.update(flat)
-        rows = run.read_jsonl("judgments.jsonl")
-        preds = {p["question_id"]: p for p in run.read_jsonl("predictions.jsonl")}
+        # one history step of per-group P/R/F1: W&B's default panel for a metric logged once is a
+        # bar per run, so grouped runs (job_type = method) show one bar per method per bucket
+        logged: dict[str, Any] = {k: v for k, v in flat.items() if k.split("/")[0] in GROUP_KEYS
+                                  and k.rsplit("/", 1)[-1] in {"f1", "precision", "recall", "judge",
+                                                               "bleu1", "accuracy"}}
+        for key, (label, cols, rows) in group_tables(metrics).items():
+            table = wandb.Table(columns=cols, data=rows)
+            logged[f"{key}_table"] = table
+            for stat in ("f1", "precision", "recall", "judge", "accuracy"):
+                if stat in cols:
+                    logged[f"charts/{stat}_by_{label}"] = wandb.plot.bar(
+                        table, label, stat, title=f"{stat} by {label}")
+        cols, rows = question_rows(run)
         if rows:
-            cols = sorted({k for r in rows for k, v in r.items() if isinstance(v, str | int | float)})
-            cols = [c for c in cols if c not in {"judge_raw"}]
-            table = wandb.Table(columns=[*cols, "answer", "context_tokens"])
-            for r in rows:
-                p = preds.get(r["question_id"], {})
-                table.add_data(*[r.get(c) for c in cols], p.get("answer"), p.get("context_tokens"))
-            wb.log({"per_question": table})
+            logged["per_question"] = wandb.Table(columns=cols, data=rows)
+        wb.log(logged)
+        artifact = wandb.Artifact(f"run-{wandb_run_id(run)}", type="run_folder",
+                                  metadata=metrics.get("provenance") or {})
+        for f in sorted(run.root.iterdir()):
+            if f.is_file() and not f.name.endswith(".tmp"):
+                artifact.add_file(str(f), name=f.name)
+        wb.log_artifact(artifact)
         return wb.dir
     finally:
         wb.finish()

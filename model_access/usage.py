@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,6 +83,7 @@ class UsageLedger:
     price_table_version: str = "unversioned"
     _rows: dict[tuple[str, str, str], _Bucket] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    listeners: list[Callable[[], None]] = field(default_factory=list)  # e.g. a progress bar
 
     def price_for(self, model: str) -> Price | None:
         return self.prices.get(model)
@@ -112,6 +113,16 @@ class UsageLedger:
             bucket.prompt_tokens += prompt_tokens
             bucket.completion_tokens += completion_tokens
             bucket.cost_usd += self.cost(model, prompt_tokens, completion_tokens)
+        for listener in self.listeners:
+            listener()
+
+    def tally(self) -> tuple[int, int, float]:
+        """(fresh calls, cached calls, USD paid now) so far, cheaply (for progress displays)."""
+        with self._lock:
+            fresh = sum(b.calls for (_, _, k), b in self._rows.items() if k == "fresh")
+            cached = sum(b.calls for (_, _, k), b in self._rows.items() if k == "cached")
+            cost = sum(b.cost_usd for (_, _, k), b in self._rows.items() if k == "fresh")
+        return fresh, cached, cost
 
     def fresh_calls(self) -> int:
         with self._lock:

@@ -68,6 +68,12 @@ def test_run_py_gsw_saves_workspaces_and_reruns_free(tmp_path: Path) -> None:
         assert all(ch.status == "ok" for ch in ws.chunks) and ws.meta["coref"] == "ok"
         stats = json.loads((folder / "index_stats.json").read_text())
         assert stats["chapters"] == 19 and stats["summaries_llm"] == stats["entities"]
+        # the index summary reaches index.json: guard drops per chapter (none from this server),
+        # predictive questions, forward-falling questions answered later vs still open
+        summary = index["corpora"][0]["stats"]
+        assert len(summary["guard_by_chapter"]) == 19 and summary.get("guard_entities_dropped", 0) == 0
+        assert summary["predictive_questions"] > 0 and summary["ff_answered_later"] > 0 and summary["ff_open"] > 0
+        assert stats["ff_answered_later"] == summary["ff_answered_later"]
         preds = [json.loads(x) for x in (run_dir / "predictions.jsonl").read_text().splitlines()]
         assert len(preds) == 4
         for p in preds:

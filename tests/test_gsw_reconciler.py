@@ -49,9 +49,11 @@ class FakeEmbedder:
 
 def chunk(cid: str, entities: list[tuple[str, str, str, list[str]]], verbs: list[dict] | None = None,
           links: list[dict] | None = None, text: str = "") -> Workspace:
-    """A chunk workspace from (id, name, role, states) entities, Operator-style verbs and links."""
+    """A chunk workspace from (id, name, role, states) entities, Operator-style verbs and links;
+    the default text mentions every entity, role and state, so the output guard keeps them."""
     chapter, idx = cid.rsplit(".", 1)
-    rec = ChunkRecord(id=cid, chapter=chapter, index=int(idx), text=text or f"text of {cid}")
+    text = text or " ".join(f"{n} was there ({r}; {', '.join(s)})." for _, n, r, s in entities) or f"text of {cid}"
+    rec = ChunkRecord(id=cid, chapter=chapter, index=int(idx), text=text)
     op = OperatorOutput.model_validate({
         "entities": [{"id": i, "name": n, "roles": [{"role": r, "states": s}]} for i, n, r, s in entities],
         "verb_phrases": verbs or []})
@@ -104,6 +106,8 @@ def test_space_time_value_propagates_to_co_linked_entity() -> None:
 
 
 def test_space_nodes_merge_when_their_entities_meet() -> None:
+    """Ava was at the Park and Cy at the Library; they meet at the Cafe. One node from then on,
+    but neither inherits the other's past: Ava was never at the Library."""
     ws = Workspace(scope="1")
     rec = Reconciler(ws, forward_falling=False)
     run(rec.add(chunk("1.0", [("e1", "Ava Stone", "guide", [])],
@@ -115,9 +119,63 @@ def test_space_nodes_merge_when_their_entities_meet() -> None:
                       links=[{"kind": "space", "value": "Cafe", "entity_ids": ["e1", "e2"]}])))
     assert len(ws.nodes) == 1
     node = next(iter(ws.nodes.values()))
-    assert [s.value for s in node.history] == ["Park", "Library", "Cafe"]  # interleaved by chunk
-    assert sorted(node.entities) == sorted([ws.find("Ava Stone").id, ws.find("Cy Dale").id])
+    ava, cy = ws.find("Ava Stone").id, ws.find("Cy Dale").id
+    assert sorted(node.entities) == sorted([ava, cy])
     assert node.merged_from and rec.stats["nodes_merged"] == 1
+    assert [s.value for s in ws.stamps(ava, "space")] == ["Park", "Cafe"]
+    assert [s.value for s in ws.stamps(cy, "space")] == ["Library", "Cafe"]
+    assert not any("Library" in f for f in entity_facts(ws, ava))
+    assert not any("Park" in f for f in entity_facts(ws, cy))
+    # a value arriving after the merge reaches both
+    run(rec.add(chunk("1.3", [("e1", "Cy Dale", "chef", [])],
+                      links=[{"kind": "space", "value": "Pier", "entity_ids": ["e1"]}])))
+    assert ws.current(ava, "space") == "Pier" and [s.value for s in ws.stamps(ava, "space")] == ["Park", "Cafe", "Pier"]
+
+
+def test_null_link_joins_and_only_later_values_propagate() -> None:
+    """Ben is seen with Ava where no place is named (a null-valued link): he does not inherit
+    Ava's earlier Park, but the Museum she reaches afterwards reaches him."""
+    ws = Workspace(scope="1")
+    rec = Reconciler(ws, forward_falling=False)
+    run(rec.add(chunk("1.0", [("e1", "Ava Stone", "guide", [])],
+                      links=[{"kind": "space", "value": "Park", "entity_ids": ["e1"]}])))
+    run(rec.add(chunk("1.1", [("e1", "Ava Stone", "guide", []), ("e2", "Ben Cole", "visitor", [])],
+                      links=[{"kind": "space", "value": None, "entity_ids": ["e1", "e2"]},
+                             {"kind": "time", "value": "unknown", "entity_ids": ["e1", "e2"]}])))
+    ava, ben = ws.find("Ava Stone").id, ws.find("Ben Cole").id
+    assert ws.entities[ben].space == ws.entities[ava].space  # linked although no place was named
+    assert ws.current(ben, "space") is None and ws.current(ava, "space") == "Park"
+    assert ws.entities[ben].time is not None and not any(n.history for n in ws.nodes.values() if n.kind == "time")
+    run(rec.add(chunk("1.2", [("e1", "Ava Stone", "guide", [])],
+                      links=[{"kind": "space", "value": "Museum", "entity_ids": ["e1"]}])))
+    assert ws.current(ben, "space") == "Museum"
+    assert [(s.value, s.chunk) for s in ws.stamps(ben, "space")] == [("Museum", "1.2")]
+    assert entity_facts(ws, ben) == ["[1.1] role: visitor", "[1.2] place: Museum (shared with linked entities)"]
+
+
+def test_two_place_groups_sharing_an_entity_stay_apart() -> None:
+    """In one chunk Ava and Ben are in the kitchen, then Ben and Cy in the garden: Ben moved on;
+    Ava stays in the kitchen and Cy in the garden (no one node with the last value for all)."""
+    ws = Workspace(scope="1")
+    rec = Reconciler(ws, forward_falling=False)
+    run(rec.add(chunk("1.0", [("e1", "Ava Stone", "cook", []), ("e2", "Ben Cole", "guest", []),
+                              ("e3", "Cy Dale", "gardener", [])],
+                      links=[{"kind": "space", "value": "Kitchen", "entity_ids": ["e1", "e2"]},
+                             {"kind": "space", "value": "Garden", "entity_ids": ["e2", "e3"]}])))
+    ava, ben, cy = (ws.find(n).id for n in ("Ava Stone", "Ben Cole", "Cy Dale"))
+    assert ws.current(ava, "space") == "Kitchen"
+    assert ws.current(cy, "space") == "Garden" and ws.current(ben, "space") == "Garden"
+    assert [s.value for s in ws.stamps(ben, "space")] == ["Kitchen", "Garden"]
+    assert ws.entities[ava].space != ws.entities[ben].space
+    # the same when Ava and Ben already shared a node from an earlier chunk
+    run(rec.add(chunk("1.1", [("e1", "Ava Stone", "cook", []), ("e2", "Ben Cole", "guest", [])],
+                      links=[{"kind": "space", "value": "Hall", "entity_ids": ["e1", "e2"]}])))
+    run(rec.add(chunk("1.2", [("e1", "Ava Stone", "cook", []), ("e2", "Ben Cole", "guest", []),
+                              ("e3", "Cy Dale", "gardener", [])],
+                      links=[{"kind": "space", "value": "Hall", "entity_ids": ["e1", "e2"]},
+                             {"kind": "space", "value": "Shed", "entity_ids": ["e2", "e3"]}])))
+    assert ws.current(ava, "space") == "Hall" and ws.current(ben, "space") == "Shed"
+    assert ws.current(cy, "space") == "Shed"
 
 
 def test_forward_falling_question_answered_by_later_chunk() -> None:
@@ -249,6 +307,8 @@ def test_chunking_and_string_matching() -> None:
 def test_operator_failure_is_recorded_not_fatal() -> None:
     class Flaky:
         async def complete(self, messages: list[dict[str, str]], max_tokens: int | None = None) -> ChatResult:
+            if "[GSW:situate]" in messages[0]["content"]:
+                return ChatResult("A short chapter.", 1, 1, False, "fake")
             return ChatResult(messages[-1]["content"].split("Passage:\n", 1)[1], 1, 1, False, "fake")
 
         async def complete_json(self, messages: list[dict[str, str]], model: Any, max_tokens: int | None = None):

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from datasets.types import Corpus, Question, Unit
-from model_access.errors import JsonOutputError
+from model_access.errors import JsonOutputError, ModelCallError
 
 from ..base import IndexStore, MemoryMethod, Retrieval, Services
 from .operator import OperatorStages, StageSettings, outputs_of
@@ -28,7 +28,7 @@ from .reconciler import Reconciler, chunk_workspace
 from .render import to_dot
 from .schemas import QuestionEntities
 from .summaries import entities_by_chapter, summarise
-from .workspace import ChunkRecord, Workspace, render_text, verbs_by_entity
+from .workspace import ChunkRecord, FactIndex, Workspace, render_text
 
 
 @dataclass
@@ -46,7 +46,7 @@ class GSWIndex:
 class GSW(MemoryMethod):
     def __init__(self, services: Services, name: str | None = None, *,
                  chunk_sentences: int = 3, chunk_overlap: int = 0, coreference: bool = True,
-                 situating_context: bool = False, space_time: bool = True, reconcile_scope: str = "chapter",
+                 situating_context: bool = True, space_time: bool = True, reconcile_scope: str = "chapter",
                  entity_resolution: str = "exact", er_candidates: int = 3, er_threshold: float = 0.8,
                  forward_falling: bool = True, ff_max_questions: int = 12, ff_window: int = 50,
                  summary_min_mentions: int = 1, max_chapters: int | None = None,
@@ -55,7 +55,7 @@ class GSW(MemoryMethod):
                  spacetime_max_tokens: int = 1000, ff_max_tokens: int = 500, summary_max_tokens: int = 500,
                  qa_input: str = "summaries", match: str = "string", rerank: bool = True,
                  match_top_k: int = 20, ner_match_threshold: float = 0.8, ner_match_top_k: int = 5,
-                 max_entries: int | None = None, ner_max_tokens: int = 200):
+                 max_entries: int | None = 17, ner_max_tokens: int = 200):
         super().__init__(services, name)
         checks = {"reconcile_scope": (reconcile_scope, {"chapter", "global"}),
                   "entity_resolution": (entity_resolution, {"exact", "embedding_llm"}),
@@ -121,6 +121,9 @@ class GSW(MemoryMethod):
             if store.exists(f"{name}.json"):
                 ws = Workspace.from_json(store.load_json(f"{name}.json"))
                 stats["chapters_resumed"] += 1
+                if ws.meta.get("summary_failures"):  # try the failed summaries again
+                    await self._summarise(ws, u)
+                    self._save(store, name, ws)
             else:
                 async with sem:
                     ws = await self._chapter(u)
@@ -139,10 +142,16 @@ class GSW(MemoryMethod):
         for record, op, st in extracted:
             await rec.add(chunk_workspace(record, op, st))
         ws.meta["reconciler"] = rec.stats
-        ws.meta["summaries"] = await summarise(self.llm, ws, u.id, u.title or u.id,
-                                               min_mentions=self.summary_min_mentions,
-                                               space_time=self.space_time, max_tokens=self.summary_max_tokens)
+        await self._summarise(ws, u)
         return ws
+
+    async def _summarise(self, ws: Workspace, u: Unit) -> None:
+        counts = await summarise(self.llm, ws, u.id, u.title or u.id, min_mentions=self.summary_min_mentions,
+                                 space_time=self.space_time, max_tokens=self.summary_max_tokens)
+        ws.meta["summaries"] = {**counts, "summaries_llm": counts["summaries_llm"] + int(
+            (ws.meta.get("summaries") or {}).get("summaries_llm", 0))}
+        if not ws.meta.get("summary_failures"):
+            ws.meta.pop("summary_failures", None)
 
     async def _index_global(self, units: list[Unit], store: IndexStore, positions: dict[str, int],
                             stats: Counter[str]) -> list[Entry]:
@@ -175,12 +184,14 @@ class GSW(MemoryMethod):
                     op, st = outputs_of(r)
                     await rec.add(chunk_workspace(r, op, st))
             ws.meta["reconciler"] = rec.stats
-            vbe, by_chapter = verbs_by_entity(ws), entities_by_chapter(ws)
+            facts, by_chapter = FactIndex(ws, self.space_time), entities_by_chapter(ws)
             counts = await asyncio.gather(*(summarise(
                 self.llm, ws, u.id, u.title or u.id, min_mentions=self.summary_min_mentions,
-                space_time=self.space_time, max_tokens=self.summary_max_tokens, vbe=vbe, by_chapter=by_chapter)
+                space_time=self.space_time, max_tokens=self.summary_max_tokens, facts=facts, by_chapter=by_chapter)
                 for u in units))
             ws.meta["summaries"] = dict(sum((Counter(c) for c in counts), Counter()))
+            if not ws.meta.get("summary_failures"):
+                ws.meta.pop("summary_failures", None)
             self._save(store, "global/workspace", ws)
         _count(ws, stats)
         return entries_from(ws, positions, self.space_time)
@@ -211,12 +222,13 @@ class GSW(MemoryMethod):
         return index
 
     # -- retrieval -------------------------------------------------------------------------
-    async def _question_entities(self, text: str) -> tuple[list[str], bool]:
+    async def _question_entities(self, text: str) -> tuple[list[str], str | None]:
+        """The question's entities, or the error of a failed NER call (recorded in the prediction)."""
         try:
             out, _ = await self.llm.complete_json(ner_messages(text), QuestionEntities, max_tokens=self.ner_max_tokens)
-        except JsonOutputError:
-            return [], False
-        return [e for e in dict.fromkeys(x.strip() for x in out.entities) if e], True
+        except (JsonOutputError, ModelCallError) as exc:
+            return [], f"{type(exc).__name__}: {str(exc)[:300]}"
+        return [e for e in dict.fromkeys(x.strip() for x in out.entities) if e], None
 
     async def retrieve(self, index: GSWIndex, question: Question) -> Retrieval:
         cap = self.services.cap.max_units
@@ -229,9 +241,11 @@ class GSW(MemoryMethod):
             cands = [] if sims is None else [int(i) for i in np.argsort(-sims)[:self.match_top_k]]
             order = rank(cands, index.entries, sims)
         else:
-            ents, ok = await self._question_entities(question.text)
+            ents, ner_error = await self._question_entities(question.text)
             extras["question_entities"] = ents
-            extras["ner_ok"] = ok
+            extras["ner_ok"] = ner_error is None
+            if ner_error is not None:
+                extras["ner_error"] = ner_error  # the context is empty because NER failed, not by choice
             found: set[int] = set()
             if self.match == "string":
                 for x in ents:
@@ -267,6 +281,18 @@ def _count(ws: Workspace, stats: Counter[str]) -> None:
     stats["entities"] += len(ws.entities)
     stats["verb_phrases"] += len(ws.verbs)
     stats["space_time_nodes"] += len(ws.nodes)
+    for v in ws.verbs.values():
+        for q in v.questions:
+            if q.answered_in != q.asked_in:  # asked here but not answered here: forward-falling
+                stats["ff_open" if q.is_open() else "ff_answered_later"] += 1
+            if q.kind == "predictive":
+                stats["predictive_questions"] += 1
+    by_chapter = stats.setdefault("guard_by_chapter", {})  # type: ignore[arg-type]
+    for c in ws.chunks:
+        per = by_chapter.setdefault(c.chapter, {})  # every chapter listed, with zero drops too
+        for k, n in c.guard.items():
+            stats[f"guard_{k}"] += n
+            per[k] = per.get(k, 0) + n
     coref = ws.meta.get("coref")
     for status in (coref.values() if isinstance(coref, dict) else [coref]):
         stats[f"coref_{status}"] += 1

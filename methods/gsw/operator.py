@@ -14,26 +14,27 @@ from typing import Any
 from datasets.types import Unit
 from model_access.errors import JsonOutputError
 
+from .guard import guard_operator
 from .prompts import coref_messages, operator_messages, situate_messages, spacetime_messages
 from .schemas import OperatorOutput, SpaceTimeOutput
 from .workspace import ChunkRecord
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
+_SEGMENTER: Any = None
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences by end punctuation followed by a capitalised start; paragraphs always split."""
+    """Sentences by pysbd's rule-based boundary detection (it knows abbreviations such as
+    "St.", "Dr.", "Mr." and initials); paragraphs always split."""
+    global _SEGMENTER
+    if _SEGMENTER is None:
+        import pysbd
+
+        _SEGMENTER = pysbd.Segmenter(language="en", clean=False)
     out: list[str] = []
     for para in re.split(r"\n\s*\n", text):
         para = " ".join(para.split())
-        if not para:
-            continue
-        start = 0
-        for m in _SENTENCE_END.finditer(para):
-            out.append(para[start:m.start() + len(m.group(0).rstrip())].strip())
-            start = m.end()
-        if para[start:].strip():
-            out.append(para[start:].strip())
+        if para:
+            out += [s.strip() for s in _SEGMENTER.segment(para)]
     return [s for s in out if s]
 
 
@@ -56,7 +57,7 @@ class StageSettings:
     chunk_sentences: int = 3
     chunk_overlap: int = 0
     coreference: bool = True
-    situating_context: bool = False
+    situating_context: bool = True
     space_time: bool = True
     coref_max_tokens: int = 2048
     coref_min_ratio: float = 0.6  # a rewrite shorter than this share of the original is refused
@@ -100,11 +101,12 @@ class OperatorStages:
             rec.status, rec.error = "operator_failed", str(exc)[:500]
             return None, None
         rec.operator = op.model_dump(mode="json")
-        if not self.s.space_time or not op.entities:
+        kept, _ = guard_operator(op, rec.text)  # the entities the Reconciler will keep (counted there)
+        if not self.s.space_time or not kept.entities:
             return op, None
         try:
             st, _ = await self.llm.complete_json(
-                spacetime_messages(rec.text, [(e.id, e.name) for e in op.entities]), SpaceTimeOutput,
+                spacetime_messages(rec.text, [(e.id, e.name) for e in kept.entities]), SpaceTimeOutput,
                 max_tokens=self.s.spacetime_max_tokens)
         except JsonOutputError as exc:
             rec.status, rec.error = "spacetime_failed", str(exc)[:500]

@@ -7,9 +7,24 @@ index folders built with older prompts are not reused.
 
 from __future__ import annotations
 
-PROMPT_VERSION = "gsw-prompts-1"
+PROMPT_VERSION = "gsw-prompts-2"
 
 Messages = list[dict[str, str]]
+
+# The example values the Operator and space-time prompts show, invented for this framework (a
+# test checks that no benchmark book contains them). guard.py drops a reply's role, state, action
+# or place/time that repeats one of them while the passage does not contain it.
+EXAMPLE_ROLES = ("ferry pilot", "host of the picnic", "day of the regatta")
+EXAMPLE_STATES = ("seasick", "sold out", "postponed")
+EXAMPLE_ACTIONS = ("repaired the lighthouse lamp", "carried the crates ashore")
+EXAMPLE_PLACES = ("Marrowgate Ferry Landing", "the harbour steps")
+EXAMPLE_TIMES = ("April 4, 2031", "the next morning")
+EXAMPLE_QUESTIONS = ("When will the regatta be rescheduled?",)
+
+
+def _q(values: tuple[str, ...]) -> str:
+    return ", ".join(f'"{v}"' for v in values)
+
 
 COREF = """[GSW:coref] You prepare story text for information extraction.
 Rewrite the passage so that each pronoun or vague mention of a person, group, place, date or
@@ -24,42 +39,54 @@ In one or two sentences, place the excerpt within its chapter: who is present, w
 it happens, and what has just happened before it, using only what the chapter says.
 Reply with those sentences only."""
 
-OPERATOR = """[GSW:operator] You turn a short passage of a story into a semantic workspace (JSON).
+OPERATOR = f"""[GSW:operator] You read one short passage of a story and write down its semantic map
+as JSON: who and what takes part, in which roles and states, which actions connect them, and
+which questions the passage leaves open. A few sentences of background may come first: use them
+to understand the passage (who "the pilot" is, where the scene is), but describe the passage.
 
-1. Entities. List every participant the passage mentions: people, groups, organisations,
-   places, dates and times, objects, events and activities, abstract things. Give each an id
-   (e1, e2, ...) and its name in the fullest form the passage uses.
-2. Roles and states. For each entity, give the roles it plays in this passage as short noun
-   phrases ("workshop instructor", "venue of the festival", "date of the gala"), and for each
-   role the states that describe its condition in that role ("nervous", "crowded",
-   "finished"). Use only what the passage supports.
-3. Verb phrases. For each action or event, give a short verb phrase ("demonstrated cat
-   leaps") and the valence questions that matter for it: who acted, on whom or what, where,
-   when, and how or why when the passage says. Answer each question from the passage:
-   answer_entity_ids holds the ids of the entities that answer it; answer_text holds a short
-   free-text answer when no entity fits. When the passage does not answer a question, leave
-   both empty: the question stays open for later passages.
+1. Entities. Every participant the passage names: people, groups, organisations, places, dates
+   and times, objects, events and activities. Give each an id (e1, e2, ...) and its name as the
+   passage writes it, in its fullest form. A name is a noun phrase, never a whole sentence.
+2. Roles and states. For each entity, the roles it plays in this passage as short noun phrases
+   (for example {_q(EXAMPLE_ROLES)}) and, for each role, the states it is in while playing it
+   (for example {_q(EXAMPLE_STATES)}). Write only what the passage supports; the examples show
+   the form, not the content.
+3. Actions. Every action or event as a short verb phrase (for example
+   {_q(EXAMPLE_ACTIONS[:1])}). Include implicit actions: what the passage implies happened
+   without a verb for it (someone who comes back with a medal has taken part and won; a guest
+   with a ticket has bought or received it).
+4. Questions about each action. Go through the checklist who, whom (to or for whom), what,
+   where, when, why and how; ask the ones that matter for this action and answer each from the
+   passage: answer_entity_ids holds the ids of the entities that answer it, answer_text a short
+   answer when no entity fits. When the passage does not answer a question, leave both empty
+   (do not write "unknown" or "none"): it stays open, and later passages may answer it.
+5. What may come next. Up to three questions about outcomes the passage sets up but does not
+   settle (for example {_q(EXAMPLE_QUESTIONS)}), each with the ids of the entities it concerns.
 
 Reply with one JSON object of this shape:
-{"entities": [{"id": "e1", "name": "...", "roles": [{"role": "...", "states": ["..."]}]}],
- "verb_phrases": [{"phrase": "...", "questions": [{"kind": "who", "question": "Who ...?",
-   "answer_entity_ids": ["e1"], "answer_text": ""}]}]}
+{{"entities": [{{"id": "e1", "name": "...", "roles": [{{"role": "...", "states": ["..."]}}]}}],
+ "verb_phrases": [{{"phrase": "...", "questions": [{{"kind": "who", "question": "Who ...?",
+   "answer_entity_ids": ["e1"], "answer_text": ""}}]}}],
+ "forward_questions": [{{"question": "When will ...?", "entity_ids": ["e1"]}}]}}
 kind is one of who, whom, what, where, when, how, why. Keep lists short; do not repeat items."""
 
-SPACETIME = """[GSW:spacetime] You tie the participants of a story passage to places and times.
+SPACETIME = f"""[GSW:spacetime] You tie the participants of a story passage to places and times.
 You get the passage and its entities (id: name). Group together the entities that the
 passage puts at the same place, and those it puts at the same time. An entity belongs to a
 group when the passage places it there, directly or through an event it takes part in. Give
-each group's place or time as the passage words it ("Bethpage Black Course", "March 23,
-2024", "that evening").
-Reply with one JSON object: {"links": [{"kind": "space", "value": "...", "entity_ids": ["e1"]},
-{"kind": "time", "value": "...", "entity_ids": ["e1", "e2"]}]}. Reply {"links": []} when the
-passage gives no place and no time."""
+each group's place or time as the passage words it (for example {_q(EXAMPLE_PLACES)},
+{_q(EXAMPLE_TIMES)}). When the passage shows entities together but names no place (or no
+time) for them, still group them, with value null: a place or time named later reaches them.
+Reply with one JSON object: {{"links": [{{"kind": "space", "value": "...", "entity_ids": ["e1"]}},
+{{"kind": "time", "value": null, "entity_ids": ["e1", "e2"]}}]}}. Reply {{"links": []}} when the
+passage puts no entities together and gives no place and no time."""
 
-FORWARD = """[GSW:open-questions] Earlier passages of a story left some questions about actions
-unanswered. Read the new passage and answer each question it settles, briefly, with the names
-the passage uses (entity_names lists the people, places, dates or things in the answer).
-For a question the new passage does not settle, give an empty answer; never guess.
+FORWARD = """[GSW:open-questions] Earlier passages of a story left some questions unanswered:
+questions about actions, and questions about what would happen next. You get a new passage and
+what the story's workspace already holds about the entities involved (their roles, places and
+times so far). Answer each question that the new passage, alone or together with those facts,
+settles; answer briefly, with the names used (entity_names lists the people, places, dates or
+things in the answer). For a question they do not settle, give an empty answer; never guess.
 Reply with one JSON object: {"answers": [{"id": "1", "answer": "...", "entity_names": ["..."]}]}"""
 
 SAME_ENTITY = """[GSW:same-entity] Two descriptions come from the same story. Decide whether they
@@ -87,7 +114,7 @@ def situate_messages(chapter: str, chunk: str) -> Messages:
 
 
 def operator_messages(chunk: str, context: str = "") -> Messages:
-    head = f"Where this passage sits: {context}\n\n" if context else ""
+    head = f"Background (where this passage sits): {context}\n\n" if context else ""
     return [{"role": "system", "content": OPERATOR}, {"role": "user", "content": f"{head}Passage:\n{chunk}"}]
 
 
@@ -97,11 +124,13 @@ def spacetime_messages(chunk: str, entities: list[tuple[str, str]]) -> Messages:
             {"role": "user", "content": f"Passage:\n{chunk}\n\nEntities:\n{listing}"}]
 
 
-def forward_messages(chunk: str, questions: list[tuple[str, str, str]]) -> Messages:
-    """questions: (number, action phrase, question text)."""
+def forward_messages(chunk: str, questions: list[tuple[str, str, str]], known: list[str] | None = None) -> Messages:
+    """questions: (number, action phrase, question text); known: workspace facts, one per line."""
     listing = "\n".join(f"{n}. [action: {phrase}] {q}" for n, phrase, q in questions)
+    facts = "\n".join(f"- {k}" for k in known or []) or "- (nothing yet)"
     return [{"role": "system", "content": FORWARD},
-            {"role": "user", "content": f"New passage:\n{chunk}\n\nOpen questions:\n{listing}"}]
+            {"role": "user", "content": f"New passage:\n{chunk}\n\nWhat the workspace holds:\n{facts}"
+                                        f"\n\nOpen questions:\n{listing}"}]
 
 
 def same_entity_messages(a: str, b: str) -> Messages:

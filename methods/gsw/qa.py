@@ -4,7 +4,10 @@ Matching modes (Table 13 of the paper): `string` (NER, then normalised string ma
 and aliases, the paper's method), `ner_embedding` (NER, then each question entity's nearest
 entity names by embedding), `embedding` (no NER: the question embedding against every entry).
 `rerank` orders matched entries by question/entry embedding similarity; without it they keep
-story order. Entries come from at most `cap` chapters.
+story order. Entries come from at most `cap` chapters, and at most `max_entries` of them (the
+top-k cut after reranking: the paper keeps the top summaries). String matching is generous on
+purpose (equal, contained either way, or sharing a name word), so that reranking and the cut,
+not the matcher, decide what the answering model reads.
 """
 
 from __future__ import annotations
@@ -14,9 +17,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .summaries import entities_by_chapter
-from .workspace import Workspace, entity_facts, normalise_name, verb_line, verbs_by_entity
+from .workspace import FactIndex, Workspace, normalise_name, verb_line, verbs_by_entity
 
-_STOP = {"the", "a", "an", "of", "and", "in", "on", "at", "to", "for", "event", "events"}
+_STOP = {"the", "a", "an", "of", "and", "in", "on", "at", "to", "for", "event", "events", "mr", "mrs", "ms",
+         "dr", "st", "de", "la", "le", "van", "von", "day", "night", "time", "year", "years"}
+# words that do not identify a name on their own: a shared month or weekday is not a shared name
+_NOT_NAMES = {"january", "february", "march", "april", "may", "june", "july", "august", "september",
+              "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday",
+              "saturday", "sunday"}
 
 
 @dataclass
@@ -29,7 +37,7 @@ class Entry:
     name: str
     names: list[str]
     summary: str
-    summary_source: str  # llm | facts
+    summary_source: str  # llm | facts | summary_failed
     verbs_text: str
     mentions: int
 
@@ -37,13 +45,16 @@ class Entry:
 def entries_from(ws: Workspace, positions: dict[str, int], space_time: bool = True) -> list[Entry]:
     """QA entries of every chapter of a workspace (the workspace itself can then be dropped)."""
     vbe = verbs_by_entity(ws)
+    index = FactIndex(ws, space_time, vbe)
+    failed = ws.meta.get("summary_failures") or {}
     out = []
     by_chapter = entities_by_chapter(ws)
     for ch in ws.chapters:
         for eid, mentions in by_chapter.get(ch, {}).items():
             e = ws.entities[eid]
-            facts = entity_facts(ws, eid, ch, space_time=space_time, vbe=vbe)
-            summary, source = (e.summaries[ch], "llm") if ch in e.summaries else ("; ".join(facts), "facts")
+            facts = index.facts(eid, ch)
+            summary, source = ((e.summaries[ch], "llm") if ch in e.summaries else
+                               ("; ".join(facts), "summary_failed" if f"{ch}/{eid}" in failed else "facts"))
             verbs = [verb_line(ws, ws.verbs[v]) for v in vbe.get(eid, []) if ws.verbs[v].chunk.rsplit(".", 1)[0] == ch]
             out.append(Entry(ch, positions.get(ch, 0), eid, e.name, [e.name, *e.aliases], summary, source,
                              "; ".join(verbs), mentions))
@@ -70,7 +81,8 @@ class NameMatcher:
                 self.postings.setdefault(t, set()).add(i)
 
     def match(self, query: str) -> set[int]:
-        """Entries whose name equals the query, contains it, or (2+ words) is contained in it."""
+        """Entries whose name equals the query, contains it or is contained in it (as word
+        sequences), or shares a name word with it (not a stop word, number, month or weekday)."""
         key = normalise_name(query)
         if not key:
             return set()
@@ -79,13 +91,19 @@ class NameMatcher:
         content = [t for t in q if t not in _STOP]
         cands: set[int] = set()
         for t in content:
+            if _is_name_word(t):
+                hits |= self.postings.get(t, set())
             cands |= self.postings.get(t, set())
         for i in cands - hits:
             for toks in self.tokens.get(i, []):
-                if _contains(toks, q) or (len([t for t in toks if t not in _STOP]) >= 2 and _contains(q, toks)):
+                if _contains(toks, q) or (any(t not in _STOP for t in toks) and _contains(q, toks)):
                     hits.add(i)
                     break
         return hits
+
+
+def _is_name_word(t: str) -> bool:
+    return len(t) >= 3 and not t.isdigit() and t not in _NOT_NAMES
 
 
 def _contains(hay: tuple[str, ...], needle: tuple[str, ...]) -> bool:

@@ -11,7 +11,6 @@ and at chunk 10,000 (except the optional embedding candidate search, a vector sc
 
 from __future__ import annotations
 
-import bisect
 from collections import deque
 from typing import Any
 
@@ -19,6 +18,7 @@ import numpy as np
 
 from model_access.errors import JsonOutputError
 
+from .guard import guard_links, guard_operator
 from .prompts import forward_messages, same_entity_messages
 from .schemas import FFAnswers, OperatorOutput, SameEntity, SpaceTimeOutput
 from .workspace import (
@@ -31,12 +31,19 @@ from .workspace import (
     ValueStamp,
     VerbPhrase,
     Workspace,
+    is_unanswered,
     normalise_name,
 )
 
 
 def chunk_workspace(chunk: ChunkRecord, op: OperatorOutput | None, st: SpaceTimeOutput | None) -> Workspace:
-    """One chunk's Operator (and space-time) output as a small workspace with chunk-local ids."""
+    """One chunk's Operator (and space-time) output as a small workspace with chunk-local ids.
+
+    The output guard runs here (on the replies as saved), so a re-reconciliation of saved
+    replies drops and counts exactly the same things. Each space-time link becomes one node
+    (value or null) listing every entity of its group, in reply order; the Reconciler decides
+    what an entity in two groups of one kind means.
+    """
     ws = Workspace(scope=chunk.id, chapters=[chunk.chapter])
     ws.add_chunk(chunk)
     if op is None:
@@ -44,6 +51,11 @@ def chunk_workspace(chunk: ChunkRecord, op: OperatorOutput | None, st: SpaceTime
     chunk.operator = chunk.operator or op.model_dump(mode="json")
     if st is not None:
         chunk.space_time = chunk.space_time or st.model_dump(mode="json")
+    op, counts = guard_operator(op, chunk.text)
+    if st is not None:
+        st, more = guard_links(st, chunk.text)
+        counts.update(more)
+    chunk.guard = dict(counts)
     local: dict[str, str] = {}
     for e in op.entities:
         if not e.name.strip():
@@ -56,22 +68,30 @@ def chunk_workspace(chunk: ChunkRecord, op: OperatorOutput | None, st: SpaceTime
             RoleEntry(role=r.role, states=list(r.states), chunk=chunk.id) for r in e.roles if r.role.strip()])
     for v in op.verb_phrases:
         vid = ws.new_id("v")
-        qs = [ValenceQuestion(id=ws.new_id("q"), kind=q.kind, question=q.question,
-                              answer_ids=[local[a] for a in q.answer_entity_ids if a in local],
-                              answer_text=q.answer_text, asked_in=chunk.id,
-                              answered_in=chunk.id if (q.answer_entity_ids or q.answer_text.strip()) else None)
-              for q in v.questions]
+        qs = []
+        for q in v.questions:
+            ids = [local[a] for a in q.answer_entity_ids if a in local]
+            text = "" if is_unanswered(q.answer_text) else q.answer_text.strip()
+            qs.append(ValenceQuestion(id=ws.new_id("q"), kind=q.kind, question=q.question, answer_ids=ids,
+                                      answer_text=text, asked_in=chunk.id,
+                                      answered_in=chunk.id if (ids or text) else None))
         ws.verbs[vid] = VerbPhrase(id=vid, phrase=v.phrase, chunk=chunk.id, questions=qs)
+    for f in op.forward_questions:
+        about = list(dict.fromkeys(local[i] for i in f.entity_ids if i in local))
+        if not f.question.strip() or not about:
+            continue
+        vid = ws.new_id("v")
+        ws.verbs[vid] = VerbPhrase(id=vid, phrase="(what may come next)", chunk=chunk.id, questions=[
+            ValenceQuestion(id=ws.new_id("q"), kind="predictive", question=f.question.strip(), about_ids=about,
+                            asked_in=chunk.id)])
     for link in st.links if st else []:
         members = list(dict.fromkeys(local[i] for i in link.entity_ids if i in local))
-        if not members or not link.value.strip():
+        if not members:
             continue
+        value = None if is_unanswered(link.value) else (link.value or "").strip()
         nid = ws.new_id("s" if link.kind == "space" else "t")
-        node = SpaceTimeNode(id=nid, kind=link.kind, entities=members,
-                             history=[ValueStamp(value=link.value.strip(), chunk=chunk.id, via=members)])
-        ws.nodes[nid] = node
-        for m in members:  # an entity in two groups of one kind: the later group wins
-            setattr(ws.entities[m], link.kind, nid)
+        ws.nodes[nid] = SpaceTimeNode(id=nid, kind=link.kind, entities=members, history=[
+            ValueStamp(value=value, chunk=chunk.id, via=members)] if value else [])
     chunk.id_map = dict(local)
     return ws
 
@@ -102,6 +122,7 @@ class Reconciler:
             "chunks_merged", "entities_created", "entities_merged", "nodes_merged", "propagations",
             "ff_offered", "ff_answered", "ff_failed", "er_checks", "er_merged")}
         self._by_name: dict[str, str] = {}
+        self._touched: list[str] = []  # entities a value reached through their node in this chunk
         self._open: dict[str, deque[str]] = {}  # entity id -> its recent open question ids
         self._questions: dict[str, tuple[VerbPhrase, ValenceQuestion]] = {}
         self._vec_ids: list[str] = []
@@ -180,18 +201,24 @@ class Reconciler:
                                        "name": ce.name})
             self._absorb(self.ws.entities[target], ce)
             mapping[ce.id] = target
+        self._touched = []
         if self.space_time:
-            for node in cw.nodes.values():
-                self._couple(node, [mapping[e] for e in node.entities], chunk.id)
+            for kind in ("space", "time"):
+                groups = [(n.history[0].value if n.history else None,
+                           list(dict.fromkeys(mapping[e] for e in n.entities)))
+                          for n in cw.nodes.values() if n.kind == kind]
+                if groups:
+                    self._couple_chunk(kind, groups, chunk.id)  # type: ignore[arg-type]
         for v in cw.verbs.values():
             nv = VerbPhrase(id=self.ws.new_id("v"), phrase=v.phrase, chunk=v.chunk, questions=[
-                q.model_copy(update={"id": self.ws.new_id("q"), "answer_ids": [mapping[a] for a in q.answer_ids]})
+                q.model_copy(update={"id": self.ws.new_id("q"), "answer_ids": [mapping[a] for a in q.answer_ids],
+                                     "about_ids": [mapping[a] for a in q.about_ids]})
                 for q in v.questions])
             self.ws.verbs[nv.id] = nv
             self._index_verb(nv)
         chunk.id_map = {loc: mapping[mid] for loc, mid in chunk.id_map.items() if mid in mapping}
         if self.forward_falling:
-            await self._forward_falling(chunk, list(dict.fromkeys(mapping.values())))
+            await self._forward_falling(chunk, list(dict.fromkeys([*mapping.values(), *self._touched])))
         return mapping
 
     def _absorb(self, target: Entity, src: Entity) -> None:
@@ -207,66 +234,136 @@ class Reconciler:
             if not target.chunks or target.chunks[-1] != c:
                 target.chunks.append(c)
 
-    def _couple(self, cnode: SpaceTimeNode, members: list[str], chunk_id: str) -> None:
-        """Link members to one node of cnode's kind: merge their existing nodes, add the value.
+    def _couple_chunk(self, kind: Kind, groups: list[tuple[str | None, list[str]]], chunk_id: str) -> None:
+        """Couple one chunk's groups of one kind, in reply order.
+
+        An entity in two groups of one kind in this chunk has moved on within it: it leaves its
+        node first (its values so far go to its own past), takes the earlier groups' values into
+        its past only, and is linked by its last group; the other members of an earlier group
+        are not dragged along to the later place. Likewise an entity whose node an earlier group
+        of this chunk already placed elsewhere leaves that node before its own group links it.
+        """
+        last: dict[str, int] = {}
+        seen: set[str] = set()
+        movers: set[str] = set()
+        for i, (_, members) in enumerate(groups):
+            for m in members:
+                if m in seen:
+                    movers.add(m)
+                seen.add(m)
+                last[m] = i
+        for m in movers:
+            self._detach(m, kind)
+        claimed: dict[str, str] = {}  # node id -> the value an earlier group of this chunk gave it
+        for i, (value, members) in enumerate(groups):
+            linked = [m for m in members if last[m] == i]
+            if value:
+                for m in members:
+                    if last[m] != i:
+                        self.ws.entities[m].past.setdefault(kind, []).append(
+                            ValueStamp(value=value, chunk=chunk_id, via=list(members)))
+            for m in linked:  # on a node an earlier group put elsewhere in this chunk: leave it
+                nid = getattr(self.ws.entities[m], kind)
+                if nid in claimed and normalise_name(claimed[nid]) != normalise_name(value or ""):
+                    self._detach(m, kind)
+            if linked:
+                self._couple(kind, value, linked, chunk_id)
+                claimed[getattr(self.ws.entities[linked[0]], kind)] = value or ""
+
+    def _detach(self, eid: str, kind: Kind) -> None:
+        """The entity leaves its node; the values it saw there become its own past."""
+        e = self.ws.entities[eid]
+        node = self.ws.node_of(eid, kind)
+        if node is None:
+            return
+        e.past.setdefault(kind, []).extend(node.history[self.ws.since_index(node, e.since.get(kind)):])
+        node.entities.remove(eid)
+        setattr(e, kind, None)
+        e.since.pop(kind, None)
+        if not node.entities:
+            del self.ws.nodes[node.id]
+
+    def _couple(self, kind: Kind, value: str | None, members: list[str], chunk_id: str) -> None:
+        """Link members to one node of this kind (merging their nodes) and add the value, if any.
 
         Entities point at their node, so the node's new value is at once the current value of
-        every entity linked to it (propagation costs nothing per linked entity).
+        every entity linked to it (propagation costs nothing per linked entity). An entity sees
+        the node's values only from the chunk it joined on: values recorded before belong to the
+        entities that were there.
         """
-        kind: Kind = cnode.kind
-        members = list(dict.fromkeys(members))
         existing = list(dict.fromkeys(n for n in (getattr(self.ws.entities[m], kind) for m in members) if n))
-        old = {n: self.ws.nodes[n].current for n in existing}
         if existing:
             existing.sort(key=lambda n: -len(self.ws.nodes[n].entities))  # union by size
             node = self.ws.nodes[existing[0]]
             for other in existing[1:]:
-                self._merge_nodes(node, self.ws.nodes[other])
+                self._merge_nodes(node, self.ws.nodes[other], chunk_id)
         else:
             node = SpaceTimeNode(id=self.ws.new_id("s" if kind == "space" else "t"), kind=kind)
             self.ws.nodes[node.id] = node
-        for stamp in cnode.history:
-            if node.current is None or normalise_name(node.current) != normalise_name(stamp.value):
-                node.history.append(ValueStamp(value=stamp.value, chunk=chunk_id, via=list(members)))
         for m in members:
             ent = self.ws.entities[m]
             if getattr(ent, kind) != node.id:
                 node.entities.append(m)
                 setattr(ent, kind, node.id)
+                ent.since[kind] = chunk_id
+        joined = any(self.ws.entities[m].since.get(kind) == chunk_id for m in members)
+        if not value:
+            return
+        same = node.current is not None and normalise_name(node.current) == normalise_name(value)
+        if same and node.history[-1].chunk == chunk_id:
+            node.history[-1].via = list(dict.fromkeys([*node.history[-1].via, *members]))
+            return
+        if same and not joined:
+            return
+        node.history.append(ValueStamp(value=value, chunk=chunk_id, via=list(members)))
         member_set = set(members)
         others = len(node.entities) - len(member_set)
-        if others > 0 and any(v != node.current for v in old.values()):
+        if others > 0:
             # the first few reached entities are named; the list is never scanned in full
             reached = [e for e in node.entities[:len(member_set) + 20] if e not in member_set][:20]
+            self._touched += reached
             self.stats["propagations"] += 1
             self.ws.events.append({"event": f"{kind}_propagated", "chunk": chunk_id, "node": node.id,
-                                   "value": node.current, "from": members, "to": reached, "linked": others})
+                                   "value": value, "from": members, "to": reached, "linked": others})
 
-    def _merge_nodes(self, keep: SpaceTimeNode, drop: SpaceTimeNode) -> None:
-        """Two nodes of one kind become one: the dropped node's stamps are inserted in chunk
-        order (a value repeated by the neighbouring stamp is folded in), its entities repoint."""
-        pos = self.ws.chunk_pos
-        hist = keep.history
-        for s in drop.history:
-            i = bisect.bisect_right(hist, pos(s.chunk), key=lambda x: pos(x.chunk))
-            if i and normalise_name(hist[i - 1].value) == normalise_name(s.value):
-                hist[i - 1].via = list(dict.fromkeys(hist[i - 1].via + s.via))
-                continue
-            hist.insert(i, s)
-            if i + 1 < len(hist) and normalise_name(hist[i + 1].value) == normalise_name(s.value):
-                s.via = list(dict.fromkeys(s.via + hist[i + 1].via))
-                del hist[i + 1]
+    def _merge_nodes(self, keep: SpaceTimeNode, drop: SpaceTimeNode, chunk_id: str) -> None:
+        """Two nodes of one kind become one from this chunk on. The dropped node's entities keep
+        the values they saw there as their own past and see `keep`'s values from this chunk on;
+        `keep`'s earlier values are not copied into their history (nor theirs into its)."""
         for e in drop.entities:
-            setattr(self.ws.entities[e], keep.kind, keep.id)
+            ent = self.ws.entities[e]
+            ent.past.setdefault(keep.kind, []).extend(drop.history[self.ws.since_index(drop, ent.since.get(keep.kind)):])
+            setattr(ent, keep.kind, keep.id)
+            ent.since[keep.kind] = chunk_id
             keep.entities.append(e)
         keep.merged_from += [drop.id, *drop.merged_from]
         del self.ws.nodes[drop.id]
         self.stats["nodes_merged"] += 1
-        self.ws.events.append({"event": "nodes_merged", "kind": keep.kind, "into": keep.id, "node": drop.id})
+        self.ws.events.append({"event": "nodes_merged", "kind": keep.kind, "into": keep.id, "node": drop.id,
+                               "chunk": chunk_id})
 
     # -- forward-falling questions -----------------------------------------------------------
+    def _known(self, entity_ids: list[str], limit: int = 12) -> list[str]:
+        """What the reconciled workspace holds about these entities: recent roles, and their
+        current place and time (which may have reached them through a linked entity)."""
+        lines = []
+        for eid in entity_ids[:limit]:
+            e = self.ws.entities[eid]
+            parts = []
+            roles = list(dict.fromkeys(r.role for r in e.roles[-3:]))
+            if roles:
+                parts.append("roles: " + ", ".join(roles))
+            for kind, label in (("space", "place"), ("time", "time")):
+                now = self.ws.current(eid, kind)  # type: ignore[arg-type]
+                if now:
+                    parts.append(f"{label} now: {now}")
+            if parts:
+                lines.append(f"{e.name}: " + "; ".join(parts))
+        return lines
+
     async def _forward_falling(self, chunk: ChunkRecord, seen: list[str]) -> None:
-        """Offer the open questions of entities this chunk mentions again to the LLM."""
+        """Offer the open questions of the entities this chunk mentions (or that a value reached
+        through their node) to the LLM, with the new chunk and what the workspace holds."""
         picked: list[str] = []
         done: set[str] = set()
         for e in seen:
@@ -283,8 +380,10 @@ class Reconciler:
         self.stats["ff_offered"] += len(picked)
         numbered = {str(i + 1): qid for i, qid in enumerate(picked)}
         listing = [(n, self._questions[qid][0].phrase, self._questions[qid][1].question) for n, qid in numbered.items()]
+        involved = list(dict.fromkeys(e for qid in picked for e in self._questions[qid][0].participants()))
+        known = self._known(list(dict.fromkeys([*involved, *seen])))
         try:
-            out, _ = await self.llm.complete_json(forward_messages(chunk.text, listing), FFAnswers,
+            out, _ = await self.llm.complete_json(forward_messages(chunk.text, listing, known), FFAnswers,
                                                   max_tokens=self.ff_max_tokens)
         except JsonOutputError as exc:
             self.stats["ff_failed"] += 1
@@ -292,14 +391,16 @@ class Reconciler:
             return
         for a in out.answers:
             qid = numbered.get(a.id.strip().rstrip("."))
-            if qid is None or not (a.answer.strip() or a.entity_names):
+            names = [n for n in a.entity_names if not is_unanswered(n)]
+            text = "" if is_unanswered(a.answer) else a.answer.strip()
+            if qid is None or not (text or names):
                 continue
             v, q = self._questions[qid]
             if not q.is_open():
                 continue
-            ids = [self._by_name[k] for k in (normalise_name(n) for n in a.entity_names) if k in self._by_name]
+            ids = [self._by_name[k] for k in (normalise_name(n) for n in names) if k in self._by_name]
             q.answer_ids = list(dict.fromkeys(ids))
-            q.answer_text = a.answer.strip() or ", ".join(a.entity_names)
+            q.answer_text = text or ", ".join(names)
             q.answered_in = chunk.id
             self.stats["ff_answered"] += 1
             self.ws.events.append({"event": "forward_falling_answered", "chunk": chunk.id, "question": qid,

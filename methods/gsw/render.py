@@ -2,6 +2,12 @@
 
     python -m methods.gsw.render INDEX/chapters/3.json                 # text of the whole chapter
     python -m methods.gsw.render INDEX/chapters/3.json --entity "Ezra Edwards" --dot ezra.dot
+    python -m methods.gsw.render RUN_DIR --entity "Ezra Edwards"       # every workspace of a run's index
+    python -m methods.gsw.render INDEX/<corpus id> --entity NAME        # every workspace of one corpus
+
+A folder (a run folder, an index folder or one corpus's index) is searched for workspaces
+(chapters/*.json, global/workspace.json), so the question "what does GSW believe about X"
+has one answer across the corpus, for a benchmark or a custom dataset alike.
 
 Entities are ellipses, verb phrases boxes (edges labelled with the valence question they
 answer), Space nodes green and Time nodes blue diamonds labelled with their current value.
@@ -95,13 +101,58 @@ def write_png(ws: Workspace, path: Path, entity_id: str | None = None) -> bool:
     return True
 
 
+def workspace_files(path: Path) -> list[Path]:
+    """The workspace JSON files a path names: itself, or those under an index or run folder."""
+    if path.is_file():
+        return [path]
+    if (path / "index.json").is_file():  # a run folder: follow it to its index folder
+        path = Path(json.loads((path / "index.json").read_text(encoding="utf-8"))["index_folder"])
+    if path.name == "chapters":
+        found = list(path.glob("*.json"))
+    else:
+        found = list(path.glob("**/chapters/*.json")) + list(path.glob("**/global/workspace.json"))
+    return sorted(found, key=lambda p: (str(p.parent), _natural(p.stem)))
+
+
+def _natural(stem: str) -> tuple[int, str]:
+    return (int(stem), "") if stem.isdigit() else (1 << 30, stem)
+
+
+def _search(files: list[Path], entity: str) -> int:
+    """Print the entity from every workspace that knows it; 1 when none does."""
+    hits = 0
+    for f in files:
+        ws = Workspace.from_json(json.loads(f.read_text(encoding="utf-8")))
+        found = ws.find(entity)
+        if found is not None:
+            hits += 1
+            print(f"== {f} (workspace {ws.scope})\n{render_entity(ws, found.id)}\n")
+    if not hits:
+        print(f"no entity named {entity!r} in {len(files)} workspace(s)", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Show what a saved GSW workspace believes.")
-    ap.add_argument("workspace", type=Path)
+    ap.add_argument("workspace", type=Path, help="a workspace JSON, or a run / index folder holding them")
     ap.add_argument("--entity", help="name (or alias) of one entity")
     ap.add_argument("--dot", type=Path, help="write Graphviz DOT here")
     ap.add_argument("--png", type=Path, help="write a PNG here (needs matplotlib)")
     a = ap.parse_args(argv)
+    if a.workspace.is_dir():
+        files = workspace_files(a.workspace)
+        if not files:
+            print(f"no GSW workspace under {a.workspace}", file=sys.stderr)
+            return 1
+        if not a.entity or len(files) > 1 and (a.dot or a.png):
+            listing = "\n".join(f"  {f}" for f in files)
+            print(f"{len(files)} workspace(s) under {a.workspace}; pass --entity NAME to search them, "
+                  f"or one file for the whole workspace or a drawing:\n{listing}")
+            return 0 if not a.entity else 2
+        if len(files) > 1:
+            return _search(files, a.entity)
+        a.workspace = files[0]
     ws = Workspace.from_json(json.loads(a.workspace.read_text(encoding="utf-8")))
     eid = None
     if a.entity:

@@ -26,7 +26,29 @@ def Bounded(item: Any, n: int) -> Any:  # noqa: N802 - reads like a type
     return Annotated[list[item], _truncate(n), Field(max_length=n)]
 
 
-QuestionKind = Literal["who", "whom", "what", "where", "when", "how", "why"]
+QUESTION_KINDS = ("who", "whom", "what", "where", "when", "how", "why", "other")
+_KIND_ALIASES = {"whose": "who", "which": "what", "with whom": "whom", "to whom": "whom", "for whom": "whom",
+                 "by whom": "who", "what time": "when", "how long": "when", "how often": "when",
+                 "where to": "where", "where from": "where", "from where": "where", "whither": "where",
+                 "how much": "how", "how many": "how", "in what way": "how", "for what": "why",
+                 "what for": "why", "why not": "why", "whom to": "whom", "whence": "where"}
+
+
+def normalise_kind(value: Any) -> str:
+    """A model's question word as one of QUESTION_KINDS: case, punctuation and common variants
+    ("Whose", "with whom?", "how many") are mapped; anything else becomes "other", so an odd
+    word never fails the validation of a whole chunk."""
+    text = " ".join(str(value or "").lower().replace("?", " ").replace("_", " ").replace("-", " ").split())
+    if text in QUESTION_KINDS:
+        return text
+    if text in _KIND_ALIASES:
+        return _KIND_ALIASES[text]
+    first = text.split(" ", 1)[0] if text else ""
+    return first if first in QUESTION_KINDS else _KIND_ALIASES.get(first, "other")
+
+
+QuestionKind = Annotated[str, BeforeValidator(normalise_kind),
+                         Field(json_schema_extra={"enum": list(QUESTION_KINDS)})]
 
 
 class OpRole(BaseModel):
@@ -52,16 +74,27 @@ class OpVerb(BaseModel):
     questions: Bounded(OpQuestion, 6) = Field(default_factory=list)
 
 
+class OpForward(BaseModel):
+    """A predictive question: what the passage sets up ("When will the regatta be rescheduled?")."""
+
+    question: Short(160)
+    entity_ids: Bounded(Short(12), 6) = Field(default_factory=list)
+
+
 class OperatorOutput(BaseModel):
-    """One chunk's semantic map: entities with roles and states, verb phrases with valences."""
+    """One chunk's semantic map: entities with roles and states, verb phrases with valences,
+    and predictive questions about what may come next."""
 
     entities: Bounded(OpEntity, 24) = Field(default_factory=list)
     verb_phrases: Bounded(OpVerb, 12) = Field(default_factory=list)
+    forward_questions: Bounded(OpForward, 3) = Field(default_factory=list)
 
 
 class STLink(BaseModel):
+    """Entities the passage puts at one place (or time); value null when it names none."""
+
     kind: Literal["space", "time"]
-    value: Short(120)
+    value: Short(120) | None = None
     entity_ids: Bounded(Short(12), 16) = Field(default_factory=list)
 
 

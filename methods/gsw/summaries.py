@@ -3,6 +3,9 @@
 The prompt lists the entity's stamped roles and states, the actions it answers a valence
 question of, and its space/time history; the summary is what QA later puts in context.
 Entities below `min_mentions` chunk mentions get no LLM call: QA shows their fact list instead.
+A summary call that fails after the client's retries fails that entry only: it is recorded in
+`ws.meta["summary_failures"]` (QA shows the entry's fact list, marked `summary_failed`), and
+the next index run over the saved workspace tries it again.
 """
 
 from __future__ import annotations
@@ -10,8 +13,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from model_access.errors import ModelCallError
+
 from .prompts import summary_messages
-from .workspace import Workspace, entity_facts, verbs_by_entity
+from .workspace import FactIndex, Workspace
 
 
 def entities_by_chapter(ws: Workspace) -> dict[str, dict[str, int]]:
@@ -26,20 +31,28 @@ def entities_by_chapter(ws: Workspace) -> dict[str, dict[str, int]]:
 
 async def summarise(llm: Any, ws: Workspace, chapter: str, title: str, *, min_mentions: int = 1,
                     space_time: bool = True, max_tokens: int = 500,
-                    vbe: dict[str, list[str]] | None = None,
+                    facts: FactIndex | None = None,
                     by_chapter: dict[str, dict[str, int]] | None = None) -> dict[str, int]:
     """Fill `entity.summaries[chapter]` for each eligible entity; returns counts.
 
-    `vbe` and `by_chapter` may be passed in precomputed when one workspace spans many chapters.
+    `facts` and `by_chapter` may be passed in precomputed when one workspace spans many chapters.
     """
-    vbe = vbe if vbe is not None else verbs_by_entity(ws)
+    index = facts if facts is not None else FactIndex(ws, space_time)
     present = (by_chapter if by_chapter is not None else entities_by_chapter(ws)).get(chapter, {})
     todo = [e for e, n in present.items() if n >= min_mentions and chapter not in ws.entities[e].summaries]
+    failures: dict[str, str] = ws.meta.setdefault("summary_failures", {})
 
-    async def one(eid: str) -> None:
-        facts = entity_facts(ws, eid, chapter, space_time=space_time, vbe=vbe)
-        r = await llm.complete(summary_messages(title, ws.entities[eid].name, facts), max_tokens=max_tokens)
+    async def one(eid: str) -> bool:
+        messages = summary_messages(title, ws.entities[eid].name, index.facts(eid, chapter))
+        try:
+            r = await llm.complete(messages, max_tokens=max_tokens)
+        except ModelCallError as exc:
+            failures[f"{chapter}/{eid}"] = str(exc)[:300]
+            return False
         ws.entities[eid].summaries[chapter] = r.text.strip()
+        failures.pop(f"{chapter}/{eid}", None)
+        return True
 
-    await asyncio.gather(*(one(e) for e in todo))
-    return {"summaries_llm": len(todo), "summaries_facts_only": sum(1 for n in present.values() if n < min_mentions)}
+    ok = await asyncio.gather(*(one(e) for e in todo))  # the caller drops an empty failure record
+    return {"summaries_llm": sum(ok), "summaries_failed": len(ok) - sum(ok),
+            "summaries_facts_only": sum(1 for n in present.values() if n < min_mentions)}

@@ -74,7 +74,9 @@ def operator(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
              "answer_text": ""},
             {"kind": "when", "question": f"When did {people[0]} {phrase}?", "answer_entity_ids": when[:1],
              "answer_text": ""}]})
-    return json.dumps({"entities": entities, "verb_phrases": verbs[:6]})
+    people = [t for t in things if t not in places and not re.fullmatch(_DATE, t)]
+    forward = [{"question": f"Where will {people[0]} go next?", "entity_ids": [ids[people[0]]]}] if people else []
+    return json.dumps({"entities": entities, "verb_phrases": verbs[:6], "forward_questions": forward})
 
 
 def spacetime(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
@@ -86,6 +88,8 @@ def spacetime(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
     places = re.findall(_PLACE, passage)
     if places and ids:
         links.append({"kind": "space", "value": places[0], "entity_ids": ids})
+    elif len(ids) >= 2:  # together, no place named: a null-valued link
+        links.append({"kind": "space", "value": None, "entity_ids": ids})
     dates = re.findall(_DATE, passage)
     if dates and ids:
         links.append({"kind": "time", "value": dates[0], "entity_ids": ids})
@@ -94,11 +98,16 @@ def spacetime(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
 
 def forward(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
     user = _user(messages)
-    passage = _section(user, "New passage:\n", "\n\nOpen questions:\n")
+    passage = _section(user, "New passage:\n", "\n\nWhat the workspace holds:\n")
+    known = _section(user, "What the workspace holds:\n", "\n\nOpen questions:\n")
     dates, places = re.findall(_DATE, passage), re.findall(_PLACE, passage)
     answers = []
     for num, q in re.findall(r"(?m)^(\d+)\. \[action: [^\]]*\] (.+)$", _section(user, "Open questions:\n")):
-        value = dates[0] if q.startswith("When") and dates else places[0] if q.startswith("Where") and places else ""
+        # the passage first; else what the workspace holds about an entity the question names
+        held = {label: m.group(1) for line in known.splitlines() if (name := line[2:].split(":", 1)[0]) and name in q
+                for label in ("place", "time") if (m := re.search(label + r" now: ([^;]+)", line))}
+        value = (dates[0] if dates else held.get("time", "")) if q.startswith("When") else \
+            (places[0] if places else held.get("place", "")) if q.startswith("Where") else ""
         answers.append({"id": num, "answer": value, "entity_names": [value] if value else []})
     return json.dumps({"answers": answers})
 

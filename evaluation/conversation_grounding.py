@@ -1,0 +1,256 @@
+"""Grounding for the one-verdict conversation judges (LoCoMo CORRECT/WRONG, LongMemEval yes/no).
+
+A small judge can call an answer CORRECT that never states the gold answer, or that only
+repeats the question's words inside a refusal. Grounding keeps a CORRECT verdict only when the
+answer text, outside the sentences that decline or deny, carries the gold answer's key content;
+it never turns WRONG into CORRECT. Key content, most specific kind first:
+
+- dates ("7 May 2023", "3June, 2022", "February, 2023"): a date in the answer in the same month
+  and year (a period that holds the gold date counts, as the LoCoMo judge prompt allows);
+  a relative gold ("the week before 9 June 2023") also accepts a date within 7 days of it, or a
+  month that a day within 7 days of it falls in;
+- numbers ("$1,200", "three", "40%"): one of the gold's numbers, digits or words; off by one is
+  tolerated where the judge tolerates it (LongMemEval temporal reasoning);
+- yes / no golds: the answer must not open with the opposite word;
+- otherwise words: Porter-stemmed content words (the token-F1 stemmer), leaving out the
+  question's own words unless that leaves none ("which came first, A or B?"); the answer needs
+  one in three of them (at least one, at most four).
+
+Adversarial (LoCoMo category 5) and abstention (LongMemEval `_abs`) questions are correct when
+the answer declines, so there a CORRECT verdict needs a decline somewhere in the answer, and a
+refusal stays CORRECT. Preference questions are graded against a rubric, not an answer, so only
+the refusal rule applies to them. Everything is model-free, so rescoring reproduces it.
+"""
+
+from __future__ import annotations
+
+import calendar
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Any
+
+from .grounding import _EXCEPTION, DateMention, find_dates, is_refusal_sentence, sentences, wordset
+from .grounding import _REFUSAL as _DECLINE_CORE
+from .text_overlap import stemmed_tokens
+
+GROUNDING_VERSION = "conv-grounding-v1"
+F1_THRESHOLD = 0.5
+_WEEK = timedelta(days=7)
+
+_MONTH_OF_YEAR = re.compile(r"\b([A-Za-z]{3,9}) of (\d{4})\b")
+_MONTH_GLUE = re.compile(r"(\d)(?=(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b)", re.I)
+_RELATIVE = re.compile(r"\b(week|weekend|before|after|around|about|last|next|days?|early|late|mid)\b", re.I)
+_NUMBER_WORDS = {  # "one" is handled in numbers()
+    "zero": 0, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+    "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "once": 1, "twice": 2,
+    "dozen": 12}
+_NUM = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)")
+_YES = wordset("yes yeah yep")
+_NO = wordset("no nope not unlikely never neither")
+_HEDGE = wordset("likely probably definitely certainly most")
+_GOLD_POLARITY = re.compile(r"^\W*(?:(?:most )?likely |probably |definitely )?(yes|no|not)\b\s*(?:[.,;:!]|$)", re.I)
+# Beyond the shared refusal pattern: the ways a reply points out a false premise.
+_DECLINE_EXTRA = re.compile(
+    r"\b(?:never (?:mentioned|mentions|said|says|states|told|talked|discussed|shared)|(?:haven't|have not|hasn't|has not) "
+    r"(?:mentioned|told|said|shared|discussed)|(?:do not|don't) have (?:any|that|this|the|enough)|"
+    r"there's no|no (?:record|evidence)|nothing (?:about|on|regarding|in|was|is|has)|not enough|unknown|"
+    r"unclear)\b|"
+    r"n't (?:mentioned|said|stated|given|known|clear|available|recorded)\b|(?:,|\bbut|\band) not\b", re.I)
+_NEGATION = re.compile(r"\b(?:not|no|never|cannot|unable|nobody|none|nothing)\b|n't\b", re.I)
+_STOP = wordset(
+    "a an the and or of in on at to for with by from as is was were be been being it its this that "
+    "these those their his her they he she them him i me my mine we our you your yours who whom "
+    "what when where which why how did do does done have has had will would can could should may "
+    "might must shall just also very really some any all about into over than then there here so "
+    "such only other another more most much many own same too s t user users prefer preferred "
+    "response responses answer reply")
+_STOP_STEMS = frozenset(stemmed_tokens(" ".join(_STOP)))
+
+
+@dataclass(frozen=True)
+class Grounding:
+    """Whether the answer text supports a CORRECT verdict, and why (a short reason for humans)."""
+
+    supported: bool
+    reason: str
+
+
+def _glue_fix(text: str) -> str:
+    """'3June, 2022' -> '3 June, 2022'; 'March of 2023' -> 'March 2023' (the date parser's forms)."""
+    return _MONTH_OF_YEAR.sub(r"\1 \2", _MONTH_GLUE.sub(r"\1 ", text))
+
+
+def declines(answer: str) -> bool:
+    """Whether any sentence of the answer declines, says the information is missing, or denies."""
+    return bool(_DECLINE_CORE.search(answer) or _DECLINE_EXTRA.search(answer))
+
+
+def asserted_text(answer: str) -> str:
+    """The answer without sentences that decline, deny or point out a false premise (the shared
+    refusal rule of grounding.py, widened by the false-premise forms above)."""
+    return "\n".join(s for s in sentences(answer) if not is_refusal_sentence(s)
+                     and not (_DECLINE_EXTRA.search(s) and not _EXCEPTION.search(s)))
+
+
+def numbers(text: str, count_one: bool = True) -> set[float]:
+    """Numbers written as digits ("1,200", "$50", "3.83") or as words ("three", "twice").
+
+    "one" is also a pronoun ("the one with..."): a gold counts it only when it is a short phrase.
+    """
+    t = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
+    found = {float(m.group(1)) for m in _NUM.finditer(t)}
+    words = re.findall(r"[a-z]+", t.lower())
+    found |= {float(_NUMBER_WORDS[w]) for w in words if w in _NUMBER_WORDS}
+    if "one" in words and count_one:
+        found.add(1.0)
+    return found
+
+
+def key_words(gold: str, question: str = "") -> list[str]:
+    """The gold's stemmed content words, without the question's own words unless none are left."""
+    words = list(dict.fromkeys(w for w in stemmed_tokens(gold) if w not in _STOP_STEMS and not w.isdigit()))
+    asked = set(stemmed_tokens(question))
+    fresh = [w for w in words if w not in asked]
+    return fresh or words
+
+
+def _as_date(d: DateMention) -> date:
+    return date(d.year, d.month, min(d.day or 15, calendar.monthrange(d.year, d.month)[1]))  # no day: mid-month
+
+
+def _date_support(gold_dates: Sequence[DateMention], answer_dates: Sequence[DateMention], relative: bool) -> bool:
+    for g in gold_dates:
+        for a in answer_dates:
+            if (a.year, a.month) == (g.year, g.month) and (a.day is None or g.day is None or a.day == g.day):
+                return True
+            if relative and g.day is not None and a.day is not None \
+                    and abs((_as_date(a) - _as_date(g)).days) <= 7:
+                return True
+            if relative and a.day is None and g.day is not None:
+                near = {(x.year, x.month) for x in (_as_date(g) - _WEEK, _as_date(g) + _WEEK)}
+                if (a.year, a.month) in near:
+                    return True
+    return False
+
+
+def _polarity(text: str) -> str | None:
+    """yes / no when the answer opens with one ("Likely not" is no), else None."""
+    words = re.findall(r"[a-z]+", text.lower())[:3]
+    if not words:
+        return None
+    if words[0] in _HEDGE:
+        return "no" if {"not", "no"} & set(words[1:]) else "yes"
+    return "yes" if words[0] in _YES else "no" if words[0] in _NO else None
+
+
+def key_content(answer_text: str, gold: str, question: str = "", off_by_one: bool = False,
+                explicit: bool = False) -> Grounding:
+    """Whether `answer_text` (already without refusal sentences) states the gold's key content."""
+    gold_fixed, text = _glue_fix(gold), _glue_fix(answer_text)
+    gold_dates = find_dates(gold_fixed)
+    if gold_dates:
+        ok = _date_support(gold_dates, find_dates(text), bool(_RELATIVE.search(gold_fixed)))
+        return Grounding(ok, "date " + ("found" if ok else "missing: " + ", ".join(d.key for d in gold_dates)))
+    want = numbers(gold_fixed, count_one=len(gold_fixed.split()) <= 3)
+    if want:
+        have = numbers(text)
+        tol = 1.0 if off_by_one else 0.0
+        ok = any(abs(w - h) <= tol for w in want for h in have)
+        return Grounding(ok, "number " + ("found" if ok else "missing: " + ", ".join(f"{w:g}" for w in sorted(want))))
+    m = _GOLD_POLARITY.match(gold)
+    if m:
+        gold_pol = "yes" if m.group(1).lower() == "yes" else "no"
+        ok = _polarity(text) in ((gold_pol,) if explicit else (None, gold_pol))
+        return Grounding(ok, f"polarity {gold_pol} " + ("kept" if ok else "contradicted or not given"))
+    words = key_words(gold, question)
+    if not words:
+        return Grounding(bool(text.strip()), "no key words in the gold")
+    have = set(stemmed_tokens(text))
+    hit = [w for w in words if w in have]
+    need = min(4, max(1, math.ceil(len(words) / 3)))
+    ok = len(hit) >= need
+    return Grounding(ok, f"words {len(hit)}/{len(words)} (need {need})")
+
+
+def ground_verdict(answer: str, gold: str, question: str = "", *, abstention: bool = False,
+                   rubric: bool = False, off_by_one: bool = False) -> Grounding:
+    """Whether a CORRECT verdict on `answer` is grounded in its text (see the module docstring)."""
+    if abstention:
+        ok = declines(answer)
+        return Grounding(ok, "declines" if ok else "commits to an answer where declining is correct")
+    # a gold that itself denies ("Not being able to find...") may be stated by a negative sentence
+    asserted = asserted_text(answer)
+    text = answer if _NEGATION.search(gold) and not rubric else asserted
+    if not re.search(r"\w", text):
+        return Grounding(False, "refusal: the answer asserts nothing")
+    if rubric:
+        return Grounding(True, "rubric question: left to the judge")
+    # when every sentence reads as a refusal, a yes/no gold needs an explicit yes/no
+    return key_content(text, gold, question, off_by_one, explicit=not re.search(r"\w", asserted))
+
+
+# -- the judge against token F1 -------------------------------------------------------------
+
+def auc(scores_pos: Sequence[float], scores_neg: Sequence[float]) -> float:
+    """P(an answer judged CORRECT has higher F1 than one judged WRONG); ties count half."""
+    if not scores_pos or not scores_neg:
+        return math.nan
+    wins = sum((p > n) + 0.5 * (p == n) for p in scores_pos for n in scores_neg)
+    return wins / (len(scores_pos) * len(scores_neg))
+
+
+def f1_agreement(pairs: Iterable[tuple[float, float]], threshold: float = F1_THRESHOLD) -> dict[str, float | int]:
+    """How a binary verdict lines up with token F1, over (verdict, f1) pairs with both defined.
+
+    agreement: share where verdict == (F1 >= threshold); auc: the verdict as a ranking of F1
+    (0.5 = unrelated, 1 = every CORRECT answer overlaps the gold more than every WRONG one).
+    """
+    ok = [(v, f) for v, f in pairs if not (math.isnan(v) or math.isnan(f))]
+    pos = [f for v, f in ok if v >= 0.5]
+    neg = [f for v, f in ok if v < 0.5]
+    return {
+        "n": len(ok), "threshold": threshold,
+        "agreement": sum((v >= 0.5) == (f >= threshold) for v, f in ok) / len(ok) if ok else math.nan,
+        "auc": auc(pos, neg),
+        "mean_f1_correct": sum(pos) / len(pos) if pos else math.nan,
+        "mean_f1_wrong": sum(neg) / len(neg) if neg else math.nan,
+    }
+
+
+# -- which credit is the headline -----------------------------------------------------------
+CREDITS = ("raw", "grounded")
+
+
+def headline_credit(judge_server: object | None) -> str:
+    """Grounded credit for a judge the framework serves itself (llama.cpp: a small local model),
+    the papers' raw credit for any other (an API judge such as GPT-4o)."""
+    return "grounded" if judge_server else "raw"
+
+
+def check_credit(credit: str) -> str:
+    if credit not in CREDITS:
+        raise ValueError(f"protocol.credit must be one of {CREDITS}, not {credit!r}")
+    return credit
+
+
+def conversation_notes(metrics: dict[str, Any], name: str, key: str = "judge") -> list[str]:
+    """Table notes: the headline credit, both verdicts side by side, and the judge against F1."""
+    from .protocol import fmt
+
+    credit = metrics.get("credit", "raw")
+    o = metrics["overall"]
+    why = ("grounded: CORRECT only when the answer states the gold's key content; the judge is a "
+           "local model" if credit == "grounded" else "raw: the paper's judge verdict")
+    lines = [f"{name} credit: **{credit}** ({why}). Overall {name} raw {fmt(o.get(f'{key}_raw'))}, "
+             f"grounded {fmt(o.get(f'{key}_grounded'))}; grounding withdrew "
+             f"{metrics.get('grounding_removed', 0)} CORRECT verdict(s)."]
+    jf = metrics.get("judge_f1") or {}
+    if jf.get("raw", {}).get("n"):
+        lines.append(f"Judge vs token F1 (n={jf['raw']['n']}): agreement with F1 >= {jf['raw']['threshold']} "
+                     + "; ".join(f"{c} {fmt(m['agreement'])} (AUC {fmt(m['auc'])})" for c, m in jf.items()) + ".")
+    return lines

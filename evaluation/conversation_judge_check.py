@@ -1,0 +1,191 @@
+"""Judge meta-evaluation for the conversation benchmarks (LoCoMo, LongMemEval).
+
+    python -m evaluation.judge_check --dataset locomo --judge local_small
+    python -m evaluation.judge_check --dataset longmemeval --judge local --every 2
+    python -m evaluation.judge_check --dataset locomo --deterministic-only
+
+The label files (judge_meta/locomo_labels.jsonl, judge_meta/longmemeval_labels.jsonl) hold
+answers written by hand for real questions, each labelled CORRECT (1) or WRONG (0) by a person;
+question text and gold answers are joined from the data at run time. Every answer is judged
+exactly as a run judges it (the protocol's own judge call), then scored four ways:
+
+- raw: the judge's verdict (the papers' protocol);
+- grounded: that verdict after the grounding check (conversation_grounding.py);
+- grounding_only: the grounding check alone as a judge (no model): CORRECT iff grounded;
+- token_f1: CORRECT iff the answer's token F1 against the gold is >= 0.5 (no model; LoCoMo's
+  official per-category F1, plain token F1 on LongMemEval; abstention and preference answers
+  have no gold answer to overlap, so this baseline calls them CORRECT iff they decline).
+
+Accuracy is the share of labels a configuration reproduces; false CORRECT counts WRONG answers
+it accepted. The last line printed is `deterministic (grounding only) accuracy: A`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from datasets.types import Dataset, Question
+
+from .agreement import cohen_kappa
+from .conversation_grounding import F1_THRESHOLD, declines
+from .locomo import LoCoMoProtocol
+from .locomo import grounding as locomo_grounding
+from .longmemeval import LongMemEvalProtocol, judge_kind, reply_f1
+from .longmemeval import grounding as lme_grounding
+from .protocol import Protocol, fmt
+from .text_overlap import locomo_f1
+
+META = Path(__file__).parent / "judge_meta"
+LABELS = {"locomo": META / "locomo_labels.jsonl", "longmemeval": META / "longmemeval_labels.jsonl"}
+CONFIGS = ("raw", "grounded", "grounding_only", "token_f1")
+DETERMINISTIC = ("grounding_only", "token_f1")
+
+
+@dataclass
+class Case:
+    """One labelled answer joined with its question."""
+
+    label: dict[str, Any]
+    question: Question
+    results: dict[str, int | None] = field(default_factory=dict)
+
+
+def load_dataset(name: str, data_dir: str) -> Dataset:
+    if name == "locomo":
+        from datasets.locomo import LoCoMoLoader
+
+        return LoCoMoLoader(data_dir).load()
+    from datasets.longmemeval import LongMemEvalLoader
+
+    return LongMemEvalLoader("oracle", data_dir).load()
+
+
+def load_cases(labels_path: Path, dataset: Dataset) -> list[Case]:
+    """Join labels to the dataset; refuse a label naming an unknown question or a bad verdict."""
+    by_id = {q.id: q for q in dataset.questions}
+    cases = []
+    for line in labels_path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        label = json.loads(line)
+        q = by_id.get(label["question_id"])
+        if q is None:
+            raise ValueError(f"label {label['id']}: unknown question {label['question_id']} in {labels_path}")
+        if label.get("correct") not in (0, 1):
+            raise ValueError(f"label {label['id']}: 'correct' must be 0 or 1, not {label.get('correct')!r}")
+        cases.append(Case(label, q))
+    return cases
+
+
+def run_deterministic(cases: list[Case], dataset: str) -> None:
+    """The two judge-free configurations."""
+    for c in cases:
+        q, answer = c.question, c.label["answer"]
+        if dataset == "locomo":
+            cat = int(q.attrs["category"])
+            c.results["grounding_only"] = int(locomo_grounding(q.text, q.gold[0], cat, answer)["grounded"])
+            c.results["token_f1"] = int(locomo_f1(answer, q.gold[0], cat) >= F1_THRESHOLD)
+            continue
+        kind = judge_kind(q.attrs["question_type"], bool(q.attrs.get("is_abstention")))
+        c.results["grounding_only"] = int(lme_grounding(kind, q.text, q.gold[0], answer)["grounded"])
+        f1 = reply_f1(kind, q.gold[0], answer)
+        c.results["token_f1"] = int(declines(answer) if kind == "abstention" else
+                                    not declines(answer) if math.isnan(f1) else f1 >= F1_THRESHOLD)
+
+
+async def run_judge(cases: list[Case], protocol: Protocol, dataset: Dataset, judge: Any, concurrency: int) -> None:
+    """Judge every answer with the protocol's own judge call; a failure leaves the result None."""
+    sem = asyncio.Semaphore(concurrency)
+
+    async def one(c: Case) -> None:
+        async with sem:
+            line = await protocol.judge(c.question, {"answer": c.label["answer"]}, dataset, judge)
+        ok = "correct" in line
+        c.results["raw"] = line["correct"] if ok else None
+        c.results["grounded"] = line["correct_grounded"] if ok else None
+
+    await asyncio.gather(*(one(c) for c in cases))
+
+
+def score_config(cases: list[Case], name: str) -> dict[str, Any]:
+    truth = [c.label["correct"] for c in cases]
+    got = [c.results.get(name) for c in cases]
+    ok = [(t, g) for t, g in zip(truth, got, strict=True) if g is not None]
+    n = len(truth)
+    return {
+        "n": n, "accuracy": sum(t == g for t, g in ok) / n if n else math.nan,  # a failure is never right
+        "kappa": cohen_kappa([t for t, _ in ok], [g for _, g in ok]),
+        "false_correct": sum(1 for t, g in ok if g == 1 and t == 0),
+        "missed_correct": sum(1 for t, g in ok if g == 0 and t == 1),
+        "judge_failed": n - len(ok),
+    }
+
+
+def report(cases: list[Case], configs: list[str], judge_name: str, dataset: str) -> tuple[str, dict[str, Any]]:
+    overall = {name: score_config(cases, name) for name in configs}
+    cats = sorted({c.label["category"] for c in cases})
+    by_cat = {cat: {name: score_config([c for c in cases if c.label["category"] == cat], name) for name in configs}
+              for cat in cats}
+    n_correct = sum(c.label["correct"] for c in cases)
+    lines = [f"Judge meta-evaluation ({dataset}): {len(cases)} labelled answers ({n_correct} CORRECT); "
+             f"judge: {judge_name}", "",
+             "| configuration | accuracy | kappa | false CORRECT | missed CORRECT | judge failures |",
+             "|---|---|---|---|---|---|"]
+    for name in configs:
+        m = overall[name]
+        lines.append(f"| {name} | {fmt(m['accuracy'])} | {fmt(m['kappa'])} | {m['false_correct']} | "
+                     f"{m['missed_correct']} | {m['judge_failed']} |")
+    lines += ["", "Accuracy by answer category:", "",
+              "| category | answers | " + " | ".join(configs) + " |", "|---|---|" + "---|" * len(configs)]
+    for cat in cats:
+        n = sum(1 for c in cases if c.label["category"] == cat)
+        lines.append(f"| {cat} | {n} | " + " | ".join(fmt(by_cat[cat][k]["accuracy"]) for k in configs) + " |")
+    return "\n".join(lines), {"dataset": dataset, "judge": judge_name, "overall": overall, "by_category": by_cat}
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .judge_check import _build_judge, _default_data_dir
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dataset", choices=sorted(LABELS), required=True)
+    ap.add_argument("--judge", default="local", help="a conf/judge/*.yaml name (default: local)")
+    ap.add_argument("--override", nargs="*", default=[], help="extra Hydra overrides, e.g. judge.base_url=...")
+    ap.add_argument("--deterministic-only", action="store_true", help="the judge-free configurations alone")
+    ap.add_argument("--labels", type=Path, default=None, help="default: judge_meta/<dataset>_labels.jsonl")
+    ap.add_argument("--data-dir", default=None)
+    ap.add_argument("--cache", default=None, help="response cache (default: the config's cache_path)")
+    ap.add_argument("--concurrency", type=int, default=4)
+    ap.add_argument("--replay", action="store_true", help="rescore from the response cache, no local server")
+    ap.add_argument("--every", type=int, default=1, help="judge every k-th label only (a slow local judge)")
+    ap.add_argument("--offset", type=int, default=0, help="with --every: start at this label (0-based)")
+    ap.add_argument("--json", type=Path, default=None, help="also write the numbers here")
+    args = ap.parse_args(argv)
+    data_dir = args.data_dir or _default_data_dir()
+    dataset = load_dataset(args.dataset, data_dir)
+    cases = load_cases(args.labels or LABELS[args.dataset], dataset)[args.offset::max(1, args.every)]
+    run_deterministic(cases, args.dataset)
+    configs = list(DETERMINISTIC)
+    judge_name = "none (judge-free configurations only)"
+    if not args.deterministic_only:
+        protocol: Protocol = LoCoMoProtocol() if args.dataset == "locomo" else LongMemEvalProtocol()
+        judge, pool = _build_judge(args.judge, args.override, data_dir, args.cache, args.replay)
+        judge_name = f"{judge.display_name} (conf judge={args.judge})"
+        try:
+            asyncio.run(run_judge(cases, protocol, dataset, judge, args.concurrency))
+        finally:
+            judge.cache.close()
+            if pool is not None:
+                pool.close()
+        configs = list(CONFIGS)
+    text, numbers = report(cases, configs, judge_name, args.dataset)
+    if args.json:
+        args.json.write_text(json.dumps(numbers, indent=1, default=str))
+    print(text)
+    print(f"\ndeterministic (grounding only) accuracy: {numbers['overall']['grounding_only']['accuracy']:.3f}")
+    return 0

@@ -1,0 +1,146 @@
+"""Assemble the report: one section per dataset, tables + figures, written as report.md and a
+self-contained report.html (figures embedded as base64 PNG)."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import html
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import figures
+from .runs import ReportError, Run, load_run, load_runs
+from .tables import (
+    Table,
+    locomo_table,
+    longmemeval_table,
+    overall_table,
+    paired_table,
+    table2,
+    table3,
+)
+
+__all__ = ["ReportError", "build_report"]
+
+
+@dataclass
+class Section:
+    title: str
+    tables: list[Table] = field(default_factory=list)
+    figures: list[tuple[str, Path]] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+
+
+def _section(dataset: str, runs: list[Run], reference: Run | None, fig_dir: Path,
+             strict: bool) -> Section:
+    family = runs[0].family
+    sec = Section(f"{dataset} ({len(runs)} run{'s' if len(runs) > 1 else ''})")
+    if family == "epbench":
+        sec.tables += table2(runs)
+    elif family == "locomo":
+        sec.tables.append(locomo_table(runs))
+    elif family == "longmemeval":
+        sec.tables.append(longmemeval_table(runs))
+    else:
+        sec.tables.append(overall_table(runs))
+    sec.tables.append(table3(runs))
+    if reference is not None:
+        try:
+            sec.tables.append(paired_table(runs, reference))
+        except ReportError as exc:
+            if strict:
+                raise
+            sec.messages.append(f"No paired differences: {exc}")
+    stem = dataset.replace("/", "_")
+    sec.figures += [("by group", figures.by_group(runs, family, fig_dir / f"{stem}_by_group.png")),
+                    ("context tokens vs score", figures.frontier(runs, family, fig_dir / f"{stem}_frontier.png")),
+                    ("cost per method", figures.cost(runs, fig_dir / f"{stem}_cost.png"))]
+    return sec
+
+
+def _md_table(t: Table) -> str:
+    lines = [f"### {t.title}", "", *(f"- {p}" for p in t.provenance), "",
+             "| " + " | ".join(t.header) + " |", "|" + "---|" * len(t.header)]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in t.rows]
+    if t.notes:
+        lines += ["", *t.notes]
+    return "\n".join(lines)
+
+
+def _html_table(t: Table) -> str:
+    e = html.escape
+    prov = "".join(f"<li>{e(p)}</li>" for p in t.provenance)
+    head = "".join(f"<th>{e(h)}</th>" for h in t.header)
+    body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in t.rows)
+    notes = "".join(f"<p class='note'>{e(n)}</p>" for n in t.notes)
+    return (f"<h3>{e(t.title)}</h3><ul class='prov'>{prov}</ul>"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{notes}")
+
+
+_CSS = ("body{font-family:sans-serif;max-width:1200px;margin:2em auto;color:#222}"
+        "table{border-collapse:collapse;margin:.5em 0;font-size:13px}"
+        "td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}td:first-child{text-align:left}"
+        "th{background:#f3f3f3}.prov{font-size:12px;color:#555}.note{font-size:12px;color:#555}"
+        "img{max-width:100%;border:1px solid #eee}.msg{color:#a00}")
+
+
+def render(sections: list[Section], out: Path, runs: list[Run]) -> tuple[Path, Path]:
+    stamp = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    folders = [f"- `{r.path}`" for r in runs]
+    md = [f"# Comparison report ({stamp})", "", "Run folders:", *folders]
+    body = [f"<h1>Comparison report ({stamp})</h1><p>Run folders:</p><ul>"
+            + "".join(f"<li><code>{html.escape(str(r.path))}</code></li>" for r in runs) + "</ul>"]
+    for s in sections:
+        md += ["", f"## {s.title}"]
+        body.append(f"<h2>{html.escape(s.title)}</h2>")
+        for m in s.messages:
+            md += ["", f"> {m}"]
+            body.append(f"<pre class='msg'>{html.escape(m)}</pre>")
+        for t in s.tables:
+            md += ["", _md_table(t)]
+            body.append(_html_table(t))
+        for caption, path in s.figures:
+            rel = path.relative_to(out)
+            md += ["", f"![{caption}]({rel.as_posix()})"]
+            data = base64.b64encode(path.read_bytes()).decode()
+            body.append(f"<figure><img alt='{html.escape(caption)}' src='data:image/png;base64,{data}'>"
+                        f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+    md_path, html_path = out / "report.md", out / "report.html"
+    md_path.write_text("\n".join(md) + "\n", encoding="utf-8")
+    html_path.write_text("<!doctype html><html><head><meta charset='utf-8'><title>memeval report</title>"
+                         f"<style>{_CSS}</style></head><body>{''.join(body)}</body></html>\n", encoding="utf-8")
+    return md_path, html_path
+
+
+def build_report(run_dirs: list[Path], out: Path, reference: Path | None = None,
+                 auto_reference: str | None = None) -> tuple[Path, Path]:
+    """Write report.md, report.html and figures/ into `out`; returns the two report paths.
+
+    `reference`: paired differences of every run of its dataset against it (incomparable runs
+    raise ReportError). `auto_reference`: a method name (e.g. "vanilla") used as each dataset's
+    reference when present; incomparable runs then become a message in the report, not an error.
+    """
+    if not run_dirs:
+        raise ReportError("no run folders given")
+    runs = load_runs([Path(p) for p in run_dirs])
+    ref = None
+    if reference is not None:
+        ref = next((r for r in runs if r.path.resolve() == Path(reference).resolve()), None)
+        if ref is None:
+            ref = load_run(Path(reference))
+            ref.label = f"{ref.method} (reference)"
+            runs.append(ref)
+    out.mkdir(parents=True, exist_ok=True)
+    by_dataset: dict[str, list[Run]] = {}
+    for r in runs:
+        by_dataset.setdefault(r.dataset, []).append(r)
+    sections = []
+    for dataset, group in by_dataset.items():
+        dref = ref if ref is not None and ref.dataset == dataset else None
+        if dref is None and auto_reference:
+            dref = next((r for r in group if r.method == auto_reference), None)
+        if dref is not None and len(group) == 1:
+            dref = None
+        sections.append(_section(dataset, group, dref, out / "figures", strict=ref is not None))
+    return render(sections, out, runs)

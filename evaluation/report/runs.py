@@ -1,0 +1,124 @@
+"""Reading run folders for the report, and checking which runs may be compared question by question."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from statistics import mean
+from typing import Any
+
+from harness.run_folder import RunFolder
+
+PROVENANCE = ("answer_model", "judge_model", "policy", "credit", "data_version", "subset", "context_cap")
+
+
+class ReportError(ValueError):
+    """A report that cannot be made as asked (missing artifacts, incomparable runs)."""
+
+
+@dataclass
+class Run:
+    """One run folder's artifacts, as the report needs them."""
+
+    path: Path
+    meta: dict[str, Any]
+    metrics: dict[str, Any]
+    usage: dict[str, Any]
+    predictions: list[dict[str, Any]] = field(repr=False)
+    judgments: list[dict[str, Any]] = field(repr=False)
+    label: str = ""  # the method, or the folder name when one report holds two runs of a method
+
+    @property
+    def method(self) -> str:
+        return str(self.meta.get("method") or self.path.name.rsplit("-", 1)[0])
+
+    @property
+    def dataset(self) -> str:
+        return str(self.meta.get("dataset") or self.path.parent.name)
+
+    @property
+    def family(self) -> str:
+        proto = self.meta.get("protocol")
+        return str(proto.get("protocol")) if isinstance(proto, dict) else self.dataset
+
+    @property
+    def question_ids(self) -> set[str]:
+        return {p["question_id"] for p in self.predictions}
+
+    @property
+    def mean_context_tokens(self) -> float | None:
+        toks = [p["context_tokens"] for p in self.predictions if "context_tokens" in p]
+        return mean(toks) if toks else None
+
+    def provenance(self) -> dict[str, str]:
+        """answering model, judge, policy, credit, data version, subset, cap: the setup of a number."""
+        m = self.metrics
+        policy = m.get("policy") or m.get("judge_prompt") or m.get("judge_prompts")
+        values = {**self.meta, "policy": policy, "credit": m.get("credit", "–")}
+        return {k: _text(values.get(k)) for k in PROVENANCE}
+
+    def stage_tokens(self, stages: tuple[str, ...]) -> int:
+        total = 0
+        for name in stages:
+            st = self.usage.get("stages", {}).get(name, {})
+            for kind in ("fresh", "cached"):
+                b = st.get(kind, {})
+                total += int(b.get("prompt_tokens", 0)) + int(b.get("completion_tokens", 0))
+        return total
+
+    def cost(self, kind: str) -> float:
+        return float(self.usage.get("totals", {}).get(kind, {}).get("cost_usd", 0.0))
+
+    @cached_property
+    def question_scores(self) -> dict[str, float]:
+        """Per-question headline score under the run's own protocol settings (for paired tests)."""
+        from harness.scoring import load_protocol
+
+        protocol = load_protocol(RunFolder(self.path))
+        return protocol.question_scores(self.judgments, self.predictions)
+
+
+def _text(v: Any) -> str:
+    if isinstance(v, list):
+        return "+".join(map(str, v))
+    return "–" if v is None else str(v)
+
+
+def load_run(path: Path) -> Run:
+    """A run folder with metrics.json (i.e. scored); a clear error otherwise."""
+    path = Path(path)
+    for name in ("meta.json", "metrics.json", "predictions.jsonl"):
+        if not (path / name).exists():
+            raise ReportError(f"{path} is not a scored run folder (no {name}); run it to the score stage "
+                              f"or `python -m evaluation.rescore {path}`")
+    folder = RunFolder(path)
+    usage = folder.read_json("usage.json") if (path / "usage.json").exists() else {}
+    return Run(path, folder.read_json("meta.json"), folder.read_json("metrics.json"), usage,
+               folder.read_jsonl("predictions.jsonl"), folder.read_jsonl("judgments.jsonl"))
+
+
+def load_runs(paths: list[Path]) -> list[Run]:
+    runs = [load_run(p) for p in paths]
+    seen: dict[str, int] = {}
+    for r in runs:
+        seen[f"{r.dataset}/{r.method}"] = seen.get(f"{r.dataset}/{r.method}", 0) + 1
+    for r in runs:  # two runs of one method in one table: tell them apart by their folder name
+        r.label = r.path.name if seen[f"{r.dataset}/{r.method}"] > 1 else r.method
+    return runs
+
+
+def incomparable(run: Run, reference: Run) -> list[str]:
+    """Why `run` cannot be compared question by question with `reference` (empty: it can)."""
+    reasons = []
+    if run.question_ids != reference.question_ids:
+        only_a = sorted(run.question_ids - reference.question_ids)
+        only_b = sorted(reference.question_ids - run.question_ids)
+        reasons.append(f"question sets differ ({len(only_a)} only in {run.path.name}: {only_a[:3]}; "
+                       f"{len(only_b)} only in the reference: {only_b[:3]})")
+    a, b = run.provenance(), reference.provenance()
+    for key, what in (("judge_model", "judge"), ("data_version", "data version"),
+                      ("policy", "scoring policy"), ("credit", "credit")):
+        if a[key] != b[key]:
+            reasons.append(f"{what} differs ({a[key]} vs {b[key]})")
+    return reasons
