@@ -4,9 +4,10 @@ with a placeholder, so the method code builds its real prompts while nothing is 
 Calls whose prompts do not depend on earlier replies (chapter-level index calls, answer prompts
 built from the retrieved context, judge prompts) are counted exactly. Calls that do depend on
 replies see placeholders instead: free text of the predicted output length, and for structured
-output the smallest object that satisfies the JSON schema (empty lists, short strings). That
-under-counts calls fed by rich structured replies (GSW's Reconciler and summaries); the size of
-that error is measured against scripted-server runs in tests/test_estimate.py and the README.
+output an object that satisfies the JSON schema with `json_items` entries per list, its strings
+drawn from the names in the prompt. Calls fed by structured replies (GSW's Reconciler and entity
+summaries) are therefore modelled, not known; the size of that error is measured against
+scripted-server runs in tests/test_estimate.py and stated in the README.
 """
 
 from __future__ import annotations
