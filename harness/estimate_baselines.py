@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,8 +94,15 @@ def baseline_records(c: Any, recorder: DryRecorder) -> list[CallRecord]:
 
 
 def _context(c: Any, q: Question, budget: int | None) -> str:
-    """The first chapters' text up to the cap (units and tokens) and the package's own budget."""
-    units = c.dataset.corpora[q.corpus_id].units[: c.cap.max_units or None]
+    """Chapters' text up to the cap (units and tokens) and the package's own budget.
+
+    Which chapters a package retrieves is unknown here; a run of chapters starting at a
+    question-dependent place keeps contexts as different across questions as retrieved ones
+    are, so the prompt-caching discount is not credited for a shared prefix that would not exist.
+    """
+    every = c.dataset.corpora[q.corpus_id].units
+    start = zlib.crc32(q.id.encode()) % len(every)
+    units = (every[start:] + every[:start])[: c.cap.max_units or None]
     text, used = [], 0
     limit = min(x for x in (budget, c.cap.max_tokens, 10**9) if x is not None)
     for u in units:
