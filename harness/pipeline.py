@@ -89,8 +89,8 @@ def _meta(c: Components) -> dict[str, Any]:
     }
 
 
-def run(cfg: DictConfig) -> Path:
-    """Run the configured stages; returns the run folder."""
+def run(cfg: DictConfig) -> Path | None:
+    """Run the configured stages; returns the run folder (None for stages=[estimate])."""
     for noisy in ("httpx", "httpx2", "openai", "urllib3"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     stages = list(cfg.stages)
@@ -98,7 +98,7 @@ def run(cfg: DictConfig) -> Path:
         from .estimate import estimate, format_estimate
 
         print(format_estimate(estimate(cfg)))
-        return Path(cfg.output_root)
+        return None  # no run folder: nothing for a sweep report to read
     unknown = set(stages) - set(STAGES)
     if unknown:
         from model_access.errors import ConfigError
