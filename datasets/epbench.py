@@ -56,6 +56,9 @@ class EpBenchLoader:
     """Loads one EpBench book; `book` is 20, 200 or 2000 events (19, 196, 1967 chapters)."""
 
     def __init__(self, book: int, data_dir: str, context_cap: int | None = None):
+        """`context_cap`: chapters allowed in an answer context; None = the data's maximum
+        `n_chapters_correct_answer` (3 on the 20-chapter book). The 200- and 2000-chapter books set
+        17 in their configs, the GSW paper's cap (the 2000 book's data maximum is far higher)."""
         if book not in BOOK_DIRS:
             raise ConfigError(f"EpBench book must be one of {sorted(BOOK_DIRS)}, not {book}")
         self.book = book
@@ -76,7 +79,11 @@ class EpBenchLoader:
         qa = pd.read_parquet(self.root / rel / "df_qa.parquet")
         questions = [self._question(row, corpus.id) for row in qa.itertuples(index=False)]
         max_chapters = int(qa["n_chapters_correct_answer"].max())
-        cap = ContextCap(max_units=self.cap_override or max_chapters)
+        if self.cap_override is not None:
+            cap = ContextCap(max_units=int(self.cap_override),
+                             source=f"dataset config; data maximum {max_chapters}")
+        else:
+            cap = ContextCap(max_units=max_chapters, source="data maximum")
         notes = []
         statuses = {e.status for e in entries}
         if statuses != {"original"}:

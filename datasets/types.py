@@ -52,6 +52,7 @@ class ContextCap:
 
     max_units: int | None = None
     max_tokens: int | None = None
+    source: str | None = None  # where the numbers come from, e.g. "dataset config" or "data maximum"
 
     def describe(self) -> str:
         parts = []
@@ -59,7 +60,8 @@ class ContextCap:
             parts.append(f"{self.max_units} units")
         if self.max_tokens is not None:
             parts.append(f"{self.max_tokens} tokens")
-        return " and ".join(parts) or "uncapped"
+        text = " and ".join(parts) or "uncapped"
+        return f"{text} ({self.source})" if self.source and parts else text
 
 
 @dataclass

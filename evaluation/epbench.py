@@ -18,6 +18,7 @@ from model_access.chat import ChatModel
 from .agreement import agreement
 from .deterministic_matcher import match_answer
 from .epbench_judge import PROMPT_VERSION, TWO_PASS_VERSION, judge_one, judge_two_pass
+from .epbench_order import ca_parts, chronological_awareness, judge_order, needs_order_call
 from .epbench_scoring import POLICIES, ItemScore, dedupe_gold, mean_defined, score_question
 from .epbench_universe import KIND_BY_RETRIEVAL, Universe, load_universe
 from .grounding import ground
@@ -117,6 +118,9 @@ class EpBenchProtocol(Protocol):
         line.update(precision=s.precision, recall=s.recall, f1=s.f1)
         line.update(checks(question.text, rt or "", gold, scores, line["identified_items"],
                            prediction["answer"], self.universe))
+        if needs_order_call(line["get"], len(gold)):  # Chronological Awareness: the second call
+            line.update(await judge_order(judge, question.text, gold, prediction["answer"],
+                                          line["identified_items"]))
         return line
 
     # -- metrics ---------------------------------------------------------------------------
@@ -189,7 +193,7 @@ class EpBenchProtocol(Protocol):
             for t in sorted({j.get("retrieval_type") for j in ok})
         }
         out["simple_recall"], out["simple_recall_std"] = self._simple_recall(get_all, credit)
-        out["chronological_awareness"] = None  # needs the order judge call; not computed yet
+        out["chronological_awareness"] = self._chronological(ok, credit)
         matched = [j for j in checked if j.get("deterministic")]
         out["by_credit"] = {"raw": agg(ok, "raw")}
         if checked:
@@ -236,6 +240,19 @@ class EpBenchProtocol(Protocol):
         n = len(rows)
         return stat(list(range(n))), bootstrap_std(n, stat, self.resamples, self.seed)
 
+    def _chronological(self, rows: list[dict[str, Any]], credit: str) -> dict[str, Any]:
+        """Latest, Order and CA (PROTOCOLS.md) with bootstrap std; lenient F1 as Simple Recall."""
+        parts = ca_parts(rows, lambda r: self.per_question(r, "lenient", credit).f1)
+        stats = chronological_awareness(parts)
+        for key in ("latest", "order", "ca"):
+            stats[f"{key}_std"] = bootstrap_std(
+                len(parts), lambda i, k=key: chronological_awareness(parts, i)[k], self.resamples, self.seed)
+        needed = [r for r in rows if needs_order_call(r.get("get"), len(r["gold"]))]
+        stats["order_judge_failed_ids"] = [r["question_id"] for r in needed if "order_error" in r]
+        stats["order_judge_missing_ids"] = [r["question_id"] for r in needed
+                                            if "order_mapping" not in r and "order_error" not in r]
+        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in stats.items()}
+
     # -- table -----------------------------------------------------------------------------
     def table(self, metrics: dict[str, Any], meta: dict[str, Any]) -> str:
         def cell(m: dict[str, Any]) -> str:
@@ -247,13 +264,17 @@ class EpBenchProtocol(Protocol):
                  f"({ag.get('n_items', 0)} items); questions {fmt(ag.get('question_agreement'), 2)}"
                  ) if ag.get("n_questions") else "–"
         cols = [f"overall ({credit} credit)", "judge agreement", *metrics["buckets"].keys()]
-        head = "| method | " + " | ".join(cols) + " | simple recall | ctx tokens | cost USD |"
-        sep = "|" + "---|" * (len(cols) + 4)
+        head = ("| method | " + " | ".join(cols)
+                + " | simple recall | chronological awareness (latest / order) | ctx tokens | cost USD |")
+        sep = "|" + "---|" * (len(cols) + 5)
+        ca = metrics.get("chronological_awareness") or {}
+        ca_cell = (f"{fmt(ca.get('ca'))} ± {fmt(ca.get('ca_std'))} ({fmt(ca.get('latest'))} n={ca.get('n_latest', 0)}"
+                   f" / {fmt(ca.get('order'))} n={ca.get('n_order', 0)})") if ca else "not computed"
         row = [cell(metrics["overall"]), agree, *(cell(metrics["buckets"][b]) for b in metrics["buckets"])]
         ctx = meta.get("mean_context_tokens")
         cost = meta.get("cost_usd")
         line = (f"| {meta.get('method', '?')} | " + " | ".join(row)
-                + f" | {fmt(metrics['simple_recall'])} | {ctx if ctx is not None else '?'}"
+                + f" | {fmt(metrics['simple_recall'])} | {ca_cell} | {ctx if ctx is not None else '?'}"
                 + f" | {cost if cost is not None else '?'} |")
         modes = "+".join(metrics.get("judge_mode") or ["one_pass"])
         official = "the official protocol" if credit == "raw" else "only credit the answer text supports"
@@ -263,6 +284,15 @@ class EpBenchProtocol(Protocol):
                  "the deterministic matcher agree / Cohen's kappa; questions: share with every credit "
                  "equal (and, with nothing to find, both or neither seeing a claim); disagreements are "
                  "listed in metrics.json (agreement.disagreements)."]
+        notes.append("Chronological awareness: mean of Latest (mean lenient F1, get == latest, buckets 2, "
+                     "3-5, 6+) and Order (order judge on get == chronological with 2+ gold items: share "
+                     "fully matched x mean Kendall tau, floored at 0); – where the subset has no such "
+                     "question.")
+        if ca.get("order_judge_missing_ids"):
+            notes.append(f"Order judge missing on {len(ca['order_judge_missing_ids'])} question(s) (judged "
+                         "before it existed): rerun stages=[judge] to include them in Order.")
+        if ca.get("order_judge_failed_ids"):
+            notes.append(f"Order judge failed on {len(ca['order_judge_failed_ids'])} question(s): excluded.")
         bc = metrics.get("by_credit") or {}
         if bc:
             notes.append("Overall F1 by credit: " + "; ".join(

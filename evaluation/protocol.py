@@ -61,6 +61,11 @@ def provenance_header(meta: dict[str, Any], policy: str) -> str:
         f"- data: {meta.get('data_version', '?')}; questions: {meta.get('subset', 'all')}; "
         f"context cap: {meta.get('context_cap', '?')}; tokenizer: o200k_base",
     ]
+    if meta.get("answer_with", "shared") != "shared":
+        lines.append(f"- answers: the method's own prompt (answer_with={meta['answer_with']}), not the shared "
+                     "answer prompt; the answering model is still the one named above")
+    if meta.get("cap_audit_text"):
+        lines.append(f"- {meta['cap_audit_text']}")
     if "gpt-4o" not in str(answer).lower():
         lines.append("- NOTE: not GPT-4o answering; these numbers are not comparable to the "
                      "published GPT-4o figures")

@@ -29,6 +29,10 @@ def main(argv: list[str] | None = None) -> int:
         metrics = score_run(RunFolder(run_dir), policy=args.policy)
         name = f"metrics_{args.policy}.json" if args.policy else "metrics.json"
         print(f"{run_dir}: wrote {name}; overall = {json.dumps(metrics.get('overall'), default=str)}")
+        ca = metrics.get("chronological_awareness")
+        if isinstance(ca, dict):
+            print(f"{run_dir}: chronological awareness = {ca.get('ca')} (latest {ca.get('latest')}, "
+                  f"n={ca.get('n_latest')}; order {ca.get('order')}, n={ca.get('n_order')})")
     return 0
 
 

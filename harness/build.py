@@ -49,7 +49,9 @@ def _ledger(cfg: DictConfig) -> UsageLedger:
 def _cap(cfg: DictConfig, dataset: Dataset) -> ContextCap:
     units = cfg.context_cap.units if cfg.context_cap.units is not None else dataset.natural_cap.max_units
     tokens = cfg.context_cap.tokens if cfg.context_cap.tokens is not None else dataset.natural_cap.max_tokens
-    return ContextCap(max_units=units, max_tokens=tokens)
+    overridden = cfg.context_cap.units is not None or cfg.context_cap.tokens is not None
+    source = "run override (context_cap)" if overridden else dataset.natural_cap.source
+    return ContextCap(max_units=units, max_tokens=tokens, source=source)
 
 
 def _resume_hint() -> str:

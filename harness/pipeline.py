@@ -84,6 +84,7 @@ def _meta(c: Components) -> dict[str, Any]:
         "answer_model_revision": c.llm.model_revision, "judge_model": c.judge.display_name,
         "embedder": c.embedder.display_name, "context_cap": c.cap.describe(),
         "subset": c.subset_label, "n_questions": len(c.questions), "protocol": c.protocol.describe(),
+        "answer_with": str(c.method_cfg.get("answer_with") or "shared"),
         "git_commit": _git_commit(), "strata_key": c.dataset.strata_key,
         "group_keys": c.dataset.group_keys or [c.dataset.strata_key],
     }

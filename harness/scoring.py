@@ -14,6 +14,8 @@ from omegaconf import OmegaConf
 from evaluation.protocol import Protocol
 from evaluation.retrieval_diagnostics import diagnose, label_judgments, table_section
 
+from .provenance import describe as describe_audit
+from .provenance import summarize as summarize_audit
 from .resolvers import register_resolvers
 from .run_folder import RunFolder
 
@@ -37,6 +39,10 @@ def score_run(run: RunFolder, protocol: Protocol | None = None, policy: str | No
     meta = run.read_json("meta.json")
     if predictions:
         meta["mean_context_tokens"] = round(mean(p["context_tokens"] for p in predictions), 1)
+        audit = summarize_audit(predictions)
+        if audit is not None:
+            metrics["cap_audit"] = audit
+            meta["cap_audit_text"] = describe_audit(audit)
     if (run / "usage.json").exists():
         totals = run.read_json("usage.json")["totals"]
         meta["cost_usd"] = round(totals["fresh"]["cost_usd"] + totals["cached"]["cost_usd"], 4)
@@ -45,7 +51,7 @@ def score_run(run: RunFolder, protocol: Protocol | None = None, policy: str | No
         run.write_jsonl("judgments.jsonl", label_judgments(judgments, per_question))
     metrics["provenance"] = {k: meta.get(k) for k in
                              ("method", "answer_model", "judge_model", "embedder", "data_version",
-                              "subset", "context_cap", "protocol")}
+                              "subset", "context_cap", "protocol", "answer_with")}
     suffix = f"_{policy}" if policy else ""  # another policy never overwrites the run's own numbers
     run.write_json(f"metrics{suffix}.json", metrics)
     agreement = metrics.get("agreement")

@@ -14,6 +14,7 @@ from model_access.usage import collect_calls, stage, summarize_calls
 
 from .build import Components
 from .progress import StageProgress
+from .provenance import CapAudit
 from .run_folder import JsonlAppender, RunFolder, config_hash
 
 
@@ -31,6 +32,9 @@ async def index_stage(c: Components, method: MemoryMethod, run: RunFolder) -> di
             stats = getattr(indexes[cid], "stats", None)  # a method's own index summary, when it has one
             if isinstance(stats, dict) and stats:
                 entry["stats"] = stats
+            info = getattr(indexes[cid], "info", None)  # e.g. a baseline package's own report
+            if isinstance(info, dict):
+                entry["info"] = info
             report.append(entry)
             bar.advance()
     run.write_json("index.json", {"method": method.name, "params": method.params(), "corpora": report,
@@ -46,6 +50,7 @@ async def answer_stage(c: Components, method: MemoryMethod, indexes: dict[str, A
     out = JsonlAppender(path)
     sem = asyncio.Semaphore(concurrency)
     rows: dict[str, dict[str, Any]] = {}
+    audit = CapAudit()
 
     async def one(q: Question) -> None:
         async with sem:
@@ -55,11 +60,21 @@ async def answer_stage(c: Components, method: MemoryMethod, indexes: dict[str, A
                 ctx_tokens = count_tokens(r.context_text)
                 _check_cap(c, method, q, r.units, ctx_tokens)
                 with stage("answer"):
-                    result = await c.llm.complete(c.protocol.answer_messages(q, r.context_text))
-            row = {**q.record(), "answer": result.text, "context_text": r.context_text,
+                    native = await method.answer(indexes[q.corpus_id], q, r)
+                    if native is None:  # the default: one shared prompt and model for every method
+                        text = (await c.llm.complete(c.protocol.answer_messages(q, r.context_text))).text
+                    else:
+                        text = native.text
+            row = {**q.record(), "answer": text, "context_text": r.context_text,
                    "context_tokens": ctx_tokens, "context_chapters": r.units,
                    "context_unit_tokens": unit_token_attribution(r.context_text, r.units, c.dataset.corpus_for(q)),
-                   "usage": summarize_calls(calls), "retrieval": r.extras}
+                   "usage": summarize_calls(calls), "retrieval": r.extras,
+                   "answered_by": "shared" if native is None else "method"}
+            if native is not None:
+                row["native_answer"] = native.extras
+            if not method.exempt_from_cap:  # the harness's own provenance check (harness/provenance.py)
+                row["cap_audit"] = audit.check(c.dataset.corpus_for(q), r.context_text, r.units, r.extras,
+                                               ctx_tokens)
             rows[q.id] = row
             out.add(row)
             bar.advance()

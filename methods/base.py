@@ -20,6 +20,14 @@ from model_access.tokenizer import count_tokens
 
 
 @dataclass
+class NativeAnswer:
+    """An answer a method produced with its own prompt (opt-in, e.g. `answer_with: package`)."""
+
+    text: str
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
 class Retrieval:
     """What a method puts before the answering model, and where it came from."""
 
@@ -91,6 +99,10 @@ class MemoryMethod(ABC):
     def params(self) -> dict[str, Any]:
         """Parameters that define the index (hashed into the index folder name)."""
         return {}
+
+    async def answer(self, index: Any, question: Question, retrieval: Retrieval) -> NativeAnswer | None:
+        """The method's own answer, or None (the default) for the harness's shared prompt and model."""
+        return None
 
     def close(self) -> None:
         """Release what the method holds (worker processes, servers); called after the stages."""

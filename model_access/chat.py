@@ -27,6 +27,7 @@ class ChatResult:
     completion_tokens: int
     cached: bool
     model: str
+    choices: tuple[str, ...] = ()  # every choice when n > 1 was asked for (text is the first)
 
 
 class ChatModel:
@@ -113,18 +114,39 @@ class ChatModel:
 
     # -- calls -----------------------------------------------------------------------------
     def _request(self, messages: list[dict[str, str]], max_tokens: int | None,
-                 response_format: dict[str, Any] | None) -> dict[str, Any]:
+                 response_format: dict[str, Any] | None, sampling: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The request body; `sampling` (temperature, seed, stop, n) overrides the defaults
+        (temperature 0, the configured seed) only for what a caller explicitly sets."""
+        sampling = {k: v for k, v in (sampling or {}).items() if v is not None}
+        unknown = set(sampling) - {"temperature", "seed", "stop", "n"}
+        if unknown:
+            raise ValueError(f"unsupported sampling parameter(s) {sorted(unknown)}")
         req: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
-            "temperature": 0.0,
+            "temperature": float(sampling.get("temperature", 0.0)),
             "max_tokens": max_tokens or self.max_tokens,
         }
-        if self.seed is not None:
-            req["seed"] = self.seed
+        seed = sampling.get("seed", self.seed)
+        if seed is not None:
+            req["seed"] = int(seed)
+        if sampling.get("stop"):
+            req["stop"] = sampling["stop"]
+        if int(sampling.get("n", 1)) != 1:
+            req["n"] = int(sampling["n"])
         if response_format is not None:
             req["response_format"] = response_format
         return req
+
+    def _key_payload(self, req: dict[str, Any]) -> dict[str, Any]:
+        """What the cache key hashes. Without a pinned revision the model name alone does not say
+        which weights answered, so the endpoint joins the key (two servers may serve different
+        weights under one name); with a revision it stays out (a local server's port changes)."""
+        payload = {"kind": "chat", "revision": self.model_revision, **req}
+        endpoint = endpoint_identity(self.model_revision, self.base_url)
+        if endpoint is not None:
+            payload["endpoint"] = endpoint
+        return payload
 
     async def complete(
         self,
@@ -132,10 +154,12 @@ class ChatModel:
         *,
         max_tokens: int | None = None,
         response_format: dict[str, Any] | None = None,
+        sampling: dict[str, Any] | None = None,
     ) -> ChatResult:
-        """One chat completion at temperature 0, served from the cache when seen before."""
-        req = self._request(messages, max_tokens, response_format)
-        key = cache_key({"kind": "chat", "revision": self.model_revision, **req})
+        """One chat completion (temperature 0 unless `sampling` says otherwise), from the cache
+        when seen before."""
+        req = self._request(messages, max_tokens, response_format, sampling)
+        key = cache_key(self._key_payload(req))
         hit = self.cache.get(key)
         if hit is None:
             async with self.cache.inflight(key):  # a second job on this node waits, then hits
@@ -145,7 +169,8 @@ class ChatModel:
         if self.dry is not None:
             self.dry.hit(self, req, hit)
         self.ledger.record(self.display_name, hit["prompt_tokens"], hit["completion_tokens"], cached=True)
-        return ChatResult(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], True, self.display_name)
+        return ChatResult(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], True, self.display_name,
+                          tuple(hit.get("choices") or ()))
 
     async def _fresh(self, key: str, req: dict[str, Any]) -> ChatResult:
         """Pay for one call (the caller holds the key's in-flight lock) and cache its reply."""
@@ -173,10 +198,15 @@ class ChatModel:
             if guard:
                 guard.settle(reserved, self.display_name, pt, ct)
         text = resp.choices[0].message.content or ""
-        self.cache.put(key, {"text": text, "prompt_tokens": pt, "completion_tokens": ct,
-                             "finish_reason": resp.choices[0].finish_reason})
+        entry = {"text": text, "prompt_tokens": pt, "completion_tokens": ct,
+                 "finish_reason": resp.choices[0].finish_reason}
+        choices: tuple[str, ...] = ()
+        if "n" in req:
+            choices = tuple(c.message.content or "" for c in sorted(resp.choices, key=lambda c: c.index))
+            entry["choices"] = list(choices)
+        self.cache.put(key, entry)
         self.ledger.record(self.display_name, pt, ct, cached=False)
-        return ChatResult(text, pt, ct, False, self.display_name)
+        return ChatResult(text, pt, ct, False, self.display_name, choices)
 
     async def _batched(self, key: str, req: dict[str, Any]) -> ChatResult:
         """A fresh call through the Batch API queue; the queue writes the cache on collection."""
@@ -238,6 +268,14 @@ class ChatModel:
     def describe(self) -> dict[str, Any]:
         return {"model": self.model, "display_name": self.display_name, "revision": self.model_revision,
                 "base_url": self.base_url, "json_mode": self.json_mode}
+
+
+def endpoint_identity(revision: str | None, base_url: str | None) -> str | None:
+    """The endpoint part of a cache key: only when no revision is pinned and an endpoint is set
+    (the default OpenAI endpoint keeps its keys)."""
+    if revision is not None or not base_url:
+        return None
+    return base_url.rstrip("/")
 
 
 def _strip_fences(text: str) -> str:

@@ -1,10 +1,19 @@
-"""Embedders behind one cached interface: OpenAI-compatible endpoints, Voyage, or in-process models."""
+"""Embedders behind one cached interface: OpenAI-compatible endpoints, Voyage, or in-process models.
+
+Long inputs: a text longer than the embedder reads (`max_input_tokens`) is not cut. It is split
+into its paragraphs (non-empty lines; a paragraph still too long into sentence windows, then
+word windows), each piece is embedded, and the text's vector is the mean of the L2-normalised
+piece vectors (re-normalised when `normalize`). Every caller gets this, in process or over the
+loopback endpoints the baselines use, so no method silently embeds only a chapter's first lines.
+`pool_long_inputs=False` restores the model's own truncation.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import base64
 import os
+import re
 from abc import ABC, abstractmethod
 from typing import Any
 
@@ -12,6 +21,7 @@ import numpy as np
 
 from .budget import Budget
 from .cache import CacheBase, ResponseCache, cache_key
+from .chat import endpoint_identity
 from .errors import ConfigError
 from .retry import with_retries
 from .tokenizer import count_tokens
@@ -23,10 +33,11 @@ class Embedder(ABC):
 
     def __init__(self, model: str, model_revision: str | None = None, batch_size: int = 64,
                  max_concurrency: int = 4, normalize: bool = True, display_name: str | None = None,
-                 max_input_tokens: int | None = None,
+                 max_input_tokens: int | None = None, pool_long_inputs: bool = True,
                  cache: CacheBase | None = None, ledger: UsageLedger | None = None):
         self.model = model
-        self.max_input_tokens = max_input_tokens  # longer texts are truncated by the model
+        self.max_input_tokens = max_input_tokens  # what the model reads; longer texts are pooled
+        self.pool_long_inputs = pool_long_inputs
         self.model_revision = model_revision
         self.batch_size = batch_size
         self.max_concurrency = max_concurrency
@@ -48,8 +59,12 @@ class Embedder(ABC):
         """Return (vectors [n, d], tokens billed) for texts not in the cache."""
 
     def _key(self, text: str, input_type: str) -> str:
-        return cache_key({"kind": "embed", "model": self.model, "revision": self.model_revision,
-                          "input_type": input_type, "text": text})
+        payload = {"kind": "embed", "model": self.model, "revision": self.model_revision,
+                   "input_type": input_type, "text": text}
+        endpoint = endpoint_identity(self.model_revision, getattr(self, "base_url", None))
+        if endpoint is not None:  # unpinned weights: which server embedded it matters
+            payload["endpoint"] = endpoint
+        return cache_key(payload)
 
     def _semaphore(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
@@ -57,8 +72,69 @@ class Embedder(ABC):
             self._sem, self._loop = asyncio.Semaphore(self.max_concurrency), loop
         return self._sem
 
+    def input_tokens(self, text: str) -> int:
+        """Tokens the model would read from `text` untruncated (o200k_base unless overridden)."""
+        from .tokenizer import count_tokens
+
+        return count_tokens(text)
+
+    def _fits(self, text: str) -> bool:
+        limit = self.max_input_tokens
+        return limit is None or len(text.encode()) + 2 <= limit or self.input_tokens(text) <= limit
+
+    def pieces(self, text: str) -> list[str]:
+        """The text itself when it fits, else its paragraphs (long ones cut into windows)."""
+        if not self.pool_long_inputs or self._fits(text):
+            return [text]
+        out: list[str] = []
+        for para in (p.strip() for p in text.splitlines()):
+            if para:
+                out.extend([para] if self._fits(para) else self._windows(para))
+        return out or [text]
+
+    def _windows(self, para: str) -> list[str]:
+        """Consecutive sentences packed up to the limit; a sentence too long is cut by words."""
+        units: list[str] = []
+        for sent in re.split(r"(?<=[.!?])\s+", para):
+            if self._fits(sent):
+                units.append(sent)
+                continue
+            words, cur = sent.split(), []
+            for w in words:
+                if cur and not self._fits(" ".join([*cur, w])):
+                    units.append(" ".join(cur))
+                    cur = []
+                cur.append(w)
+            if cur:
+                units.append(" ".join(cur))
+        windows: list[str] = []
+        for u in units:
+            if windows and self._fits(windows[-1] + " " + u):
+                windows[-1] += " " + u
+            else:
+                windows.append(u)
+        return windows
+
     async def embed(self, texts: list[str], input_type: str = "document") -> np.ndarray:
-        """Vectors for `texts` (rows L2-normalised when `normalize`); input_type: document|query."""
+        """Vectors for `texts` (rows L2-normalised when `normalize`); input_type: document|query.
+
+        A text longer than `max_input_tokens` gets the mean of its paragraphs' normalised vectors.
+        """
+        split = [self.pieces(t) for t in texts]
+        if all(len(p) == 1 for p in split):
+            return await self._embed_exact(texts, input_type)
+        flat = list(dict.fromkeys(p for ps in split for p in ps))
+        vecs = await self._embed_exact(flat, input_type)
+        unit = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        row = {p: i for i, p in enumerate(flat)}
+        mat = np.vstack([unit[[row[p] for p in ps]].mean(axis=0) if len(ps) > 1 else vecs[row[ps[0]]]
+                         for ps in split]).astype(np.float32)
+        if self.normalize:
+            mat = mat / np.maximum(np.linalg.norm(mat, axis=1, keepdims=True), 1e-12)
+        return mat
+
+    async def _embed_exact(self, texts: list[str], input_type: str) -> np.ndarray:
+        """Vectors of the texts as given (the model truncates what it cannot read), cached per text."""
         keys = [self._key(t, input_type) for t in texts]
         out: list[np.ndarray | None] = []
         missing: dict[str, int] = {}
@@ -120,7 +196,9 @@ class Embedder(ABC):
         return mat
 
     def describe(self) -> dict[str, Any]:
-        return {"class": type(self).__name__, "model": self.model, "revision": self.model_revision}
+        return {"class": type(self).__name__, "model": self.model, "revision": self.model_revision,
+                "long_inputs": "paragraph mean" if self.pool_long_inputs else "truncated",
+                "max_input_tokens": self.max_input_tokens}
 
 
 class OpenAICompatibleEmbedder(Embedder):

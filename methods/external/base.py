@@ -14,19 +14,21 @@ import asyncio
 import contextvars
 import hashlib
 import json
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from datasets.types import Corpus, Question
-from methods.base import MemoryMethod, Retrieval, Services
+from methods.base import MemoryMethod, NativeAnswer, Retrieval, Services
 
 from . import envs
 from .proxy import ModelProxy
 from .worker_protocol import WorkerClient, WorkerError
 
 WORKERS = Path(__file__).parent / "workers"
+ANSWER_WITH = ("shared", "package")
 DONE = "index_done.json"
 
 
@@ -61,13 +63,23 @@ class ExternalMethod(MemoryMethod):
     """Subclasses name their environment and the package settings that define the index."""
 
     env_name: ClassVar[str] = ""
+    # Context sections: a multiline regex whose group "name" names a section header, and the
+    # sections whose text comes only from the reported (capped) units. Everything else (and text
+    # before the first header) is reported to the harness as uncapped. None: all text is capped.
+    section_header: ClassVar[str | None] = None
+    capped_sections: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, services: Services, name: str | None = None, setup: str = "auto",
                  chat_alias: str = "gpt-4o", embedding_alias: str = "text-embedding-3-small",
-                 index_timeout_s: float | None = None, retrieve_timeout_s: float | None = 1800.0):
+                 index_timeout_s: float | None = None, retrieve_timeout_s: float | None = 1800.0,
+                 answer_with: str = "shared"):
         super().__init__(services, name)
         if setup not in {"auto", "require"}:
             raise ValueError("setup must be 'auto' (create the environment if missing) or 'require'")
+        if answer_with not in ANSWER_WITH:
+            raise ValueError(f"answer_with must be one of {ANSWER_WITH}, not {answer_with!r}: 'shared' (the "
+                             "harness's prompt, the default) or 'package' (the package's own answer prompt)")
+        self.answer_with = answer_with
         self.setup = setup
         self.chat_alias = chat_alias
         self.embedding_alias = embedding_alias
@@ -86,6 +98,20 @@ class ExternalMethod(MemoryMethod):
         return {"package_env": f"{self.env_name}-{envs.SPECS[self.env_name].fingerprint()}",
                 "chat_alias": self.chat_alias, "embedding_alias": self.embedding_alias,
                 **self.settings()}
+
+    def uncapped_text(self, context: str) -> list[str]:
+        """The parts of the package's context that no chapter list covers (for the cap audit)."""
+        if self.section_header is None:
+            return []
+        marks = list(re.finditer(self.section_header, context))
+        if not marks:
+            return [context] if context.strip() else []
+        parts = [context[:marks[0].start()]] if context[:marks[0].start()].strip() else []
+        for i, m in enumerate(marks):
+            end = marks[i + 1].start() if i + 1 < len(marks) else len(context)
+            if m.group("name").strip() not in self.capped_sections:
+                parts.append(context[m.start():end])
+        return parts
 
     # -- plumbing ---------------------------------------------------------------------------
     def _env(self) -> Path:
@@ -118,10 +144,12 @@ class ExternalMethod(MemoryMethod):
         async with self._job_lock:
             assert self._proxy is not None
             self._proxy.context = contextvars.copy_context()
+            self._proxy.take_requested()  # start this job's tally afresh
             try:
-                return await worker.acall(op, payload, timeout_s)
+                reply = await worker.acall(op, payload, timeout_s)
             finally:
                 self._proxy.context = None
+            return {**reply, "sampling_requested": self._proxy.take_requested()}
 
     async def build_index(self, corpus: Corpus) -> WorkerIndex:
         env_path = await self._aenv()
@@ -145,7 +173,8 @@ class ExternalMethod(MemoryMethod):
         else:
             reply = await self._job(worker, "index", {"units": unit_payload(corpus)}, self.index_timeout_s)
             info = {"corpus": fingerprint, "units": len(corpus.units), "seconds": reply.get("seconds"),
-                    "package": opened["result"], "index": reply["result"]}
+                    "package": opened["result"], "index": reply["result"],
+                    "sampling_requested": reply["sampling_requested"]}
             store.save_json(DONE, info)
             info = {**info, "reused": False}
         return WorkerIndex(corpus, worker, info)
@@ -161,8 +190,27 @@ class ExternalMethod(MemoryMethod):
         if unknown:
             raise WorkerError(f"{self.env_name} worker named units not in corpus {index.corpus.id}: {unknown[:5]}")
         extras = {"package": self.env_name, "worker_seconds": reply.get("seconds"),
+                  "uncapped_text": self.uncapped_text(res["context_text"]),
+                  "sampling_requested": reply["sampling_requested"],
                   **{k: v for k, v in res.items() if k not in {"context_text", "units"}}}
         return Retrieval(res["context_text"], units, extras)
+
+    async def answer(self, index: WorkerIndex, question: Question, retrieval: Retrieval) -> NativeAnswer | None:
+        """With `answer_with: package`, the package answers with its own prompt (GraphRAG local
+        search, LightRAG's query, HippoRAG 2's QA) from its capped context, through the proxy (so
+        through the shared answering model, its cache and its ledger)."""
+        if self.answer_with != "package":
+            return None
+        reply = await self._job(index, "answer", {"question": question.text, "question_id": question.id,
+                                                  "max_units": self.services.cap.max_units},
+                                self.retrieve_timeout_s)
+        res = reply["result"]
+        extras = {"answer_with": "package", "package": self.env_name, "worker_seconds": reply.get("seconds"),
+                  "sampling_requested": reply["sampling_requested"],
+                  **{k: v for k, v in res.items() if k not in {"answer", "context_text"}}}
+        if "context_text" in res:  # the context the package answered from, next to the one retrieved
+            extras["same_context_as_retrieved"] = res["context_text"] == retrieval.context_text
+        return NativeAnswer(str(res["answer"]), extras)
 
     def close(self) -> None:
         """Stop the workers and the proxy (also done at exit by finalizers)."""

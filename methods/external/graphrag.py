@@ -14,6 +14,8 @@ class GraphRAGMethod(ExternalMethod):
     reports, text units) per question. Text units are capped to `cap` chapters (workers/graphrag_worker.py)."""
 
     env_name = "graphrag"
+    section_header = r"(?m)^-----(?P<name>[^\n]+?)-----$"
+    capped_sections = ("Sources",)  # text units; Reports, Entities, Relationships, Claims are not
 
     def __init__(self, services: Services, name: str | None = None, max_context_tokens: int = 12000,
                  text_unit_prop: float = 0.5, community_prop: float = 0.1, top_k_entities: int = 10,

@@ -14,6 +14,9 @@ class LightRAGMethod(ExternalMethod):
     Document chunks are capped to `cap` chapters (workers/lightrag_worker.py)."""
 
     env_name = "lightrag"
+    section_header = (r"(?m)^(?P<name>Knowledge Graph Data \((?:Entity|Relationship)\)|Document Chunks"
+                      r"|Reference Document List)")
+    capped_sections = ("Document Chunks", "Reference Document List")  # entities, relations are not
 
     def __init__(self, services: Services, name: str | None = None, mode: str = "hybrid",
                  chunk_token_size: int = 1200, chunk_overlap_token_size: int = 100,

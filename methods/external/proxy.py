@@ -5,6 +5,10 @@ through the framework's ChatModel and Embedder, so the shared response cache (a 
 new calls), the usage ledger (per stage, per question) and cost accounting stay in one place.
 Requests are served by threads but executed on one private event loop, each inside the
 contextvars of the framework job that caused it (its stage and its per-question call sink).
+
+Sampling: the package's temperature, seed, stop and n are forwarded (temperature 0, the
+harness default, when it sends none), and what each request asked for is tallied per job
+(`take_requested`), so a run records how the package itself wanted to sample.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import copy
 import json
 import threading
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -27,6 +32,10 @@ from model_access.chat import ChatModel
 from model_access.embed import Embedder
 from model_access.loopback import JsonHandler, LoopbackService
 from model_access.usage import current_stage
+
+FORWARDED = ("temperature", "seed", "stop", "n")  # sampling the package chooses, passed on
+RECORDED = (*FORWARDED, "top_p", "max_tokens", "max_completion_tokens", "frequency_penalty",
+            "presence_penalty", "response_format")  # what is tallied per job
 
 
 def _private_copy(component: Any) -> Any:
@@ -75,6 +84,7 @@ class ModelProxy(LoopbackService):
         self.context: contextvars.Context | None = None  # set by the job that is running
         self.counts = {"chat": 0, "embeddings": 0, "errors": 0}
         self._counts_lock = threading.Lock()
+        self._requested: Counter[str] = Counter()  # JSON of what a chat request asked for -> count
         self._inflight: dict[str, concurrent.futures.Future] = {}
         self._inflight_lock = threading.Lock()
 
@@ -84,6 +94,12 @@ class ModelProxy(LoopbackService):
     def bump(self, key: str) -> None:
         with self._counts_lock:
             self.counts[key] += 1
+
+    def take_requested(self) -> list[dict[str, Any]]:
+        """What the package's chat requests asked for since the last call, with counts."""
+        with self._counts_lock:
+            tally, self._requested = self._requested, Counter()
+        return [{"requested": json.loads(k), "requests": n} for k, n in sorted(tally.items())]
 
     def run(self, make: Callable[[], Awaitable[Any]]) -> Any:
         """Run a coroutine on the proxy loop inside the current job's context; block for it."""
@@ -138,17 +154,27 @@ class ModelProxy(LoopbackService):
         max_tokens = req.get("max_completion_tokens") or req.get("max_tokens")
         max_tokens = int(max_tokens) if max_tokens else None
         fmt = req.get("response_format")
-        result = self.once(("chat", messages, max_tokens, fmt), lambda: self.run(
-            lambda: self.chat.complete(messages, max_tokens=max_tokens, response_format=fmt)))
+        sampling = {k: req.get(k) for k in FORWARDED if req.get(k) is not None}
+        self._tally(req)
+        result = self.once(("chat", messages, max_tokens, fmt, sampling), lambda: self.run(
+            lambda: self.chat.complete(messages, max_tokens=max_tokens, response_format=fmt, sampling=sampling)))
         self.bump("chat")
+        texts = result.choices or (result.text,)
         return {
             "id": f"memeval-{int(time.time() * 1000)}", "object": "chat.completion",
             "created": int(time.time()), "model": req.get("model") or self.chat.model,
-            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                         "message": {"role": "assistant", "content": result.text}}],
+            "choices": [{"index": i, "finish_reason": "stop", "logprobs": None,
+                         "message": {"role": "assistant", "content": t}} for i, t in enumerate(texts)],
             "usage": {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens,
                       "total_tokens": result.prompt_tokens + result.completion_tokens},
         }
+
+    def _tally(self, req: dict[str, Any]) -> None:
+        asked = {k: req[k] for k in RECORDED if req.get(k) is not None}
+        if isinstance(asked.get("response_format"), dict):
+            asked["response_format"] = asked["response_format"].get("type")
+        with self._counts_lock:
+            self._requested[json.dumps(asked, sort_keys=True, default=str)] += 1
 
     def embeddings(self, req: dict[str, Any]) -> dict[str, Any]:
         raw = req.get("input")

@@ -1,4 +1,5 @@
-"""Scripted replies for the two-pass EpBench judge prompts (evaluation/epbench_judge.py).
+"""Scripted replies for the two-pass EpBench judge prompts (evaluation/epbench_judge.py) and the
+order judge of Chronological Awareness (evaluation/epbench_order.py).
 
 Pass 1 (claims, blind to the gold list): the reply's comma / "and" separated parts, or nothing
 when it declines. Pass 2 (matching): a reference item scores 1 when some claimed item contains
@@ -32,7 +33,28 @@ def _match(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
     return json.dumps({"matching_score": scores, "explanation": "scripted two-pass match"})
 
 
+def _order(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
+    """Found items sorted by where the answer states them; each maps to the first unused reference
+    item that it contains or that contains it (case-insensitive), else -1."""
+    user = messages[-1]["content"]
+    ref_block = re.search(r"Reference list \(correct order\):\n(.*?)\n\nAnswer:\n", user, re.S).group(1)
+    refs = [line.split(": ", 1)[1] for line in ref_block.splitlines()]
+    answer = re.search(r"\n\nAnswer:\n(.*)\n\nFound items:\n", user, re.S).group(1).lower()
+    found = json.loads(re.search(r"Found items:\n(\[.*?\])\n", user, re.S).group(1))
+    found.sort(key=lambda f: answer.find(f.lower()) if f.lower() in answer else len(answer))
+    used: set[int] = set()
+    mapping = []
+    for f in found:
+        idx = next((i for i, r in enumerate(refs)
+                    if i not in used and (r.lower() in f.lower() or f.lower() in r.lower())), -1)
+        if idx >= 0:
+            used.add(idx)
+        mapping.append({"item": f, "reference_index": idx})
+    return json.dumps({"mapping": mapping, "explanation": "scripted order"})
+
+
 RULES = [
+    (r"You check the order of a list answer", _order),
     (r"You read one reply to a question about a story and write down what the reply claims", _extract),
     (r"You compare two lists\. Reference items are the correct answer", _match),
 ]

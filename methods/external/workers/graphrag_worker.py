@@ -220,6 +220,20 @@ def op_retrieve(p: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+async def op_answer(p: dict[str, Any]) -> dict[str, Any]:
+    """The package's own answer: LocalSearch.search with its system prompt, from the capped context."""
+    engine = _engine()
+    report: dict[str, Any] = {"dropped_units": []}
+    _capped_text_units(engine.context_builder, p.get("max_units"), report)
+    t0 = time.perf_counter()
+    result = await engine.search(p["question"])
+    if not result.response:  # search() logs and returns "" when the answer call fails
+        raise RuntimeError("GraphRAG local search produced no answer; see the worker log")
+    return {"answer": result.response, "context_text": result.context_text,
+            "prompt": "graphrag local search system prompt", "dropped_units": report["dropped_units"],
+            "timings": {"search_s": round(time.perf_counter() - t0, 3)}}
+
+
 if __name__ == "__main__":
     log("graphrag worker starting")
-    serve({"open": op_open, "index": op_index, "load": op_load, "retrieve": op_retrieve})
+    serve({"open": op_open, "index": op_index, "load": op_load, "retrieve": op_retrieve, "answer": op_answer})

@@ -98,6 +98,23 @@ def op_retrieve(p: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def op_answer(p: dict[str, Any]) -> dict[str, Any]:
+    """The package's own answer: HippoRAG 2's QA prompt over the same top-k passages as retrieve."""
+    rag, s = STATE["rag"], STATE["settings"]
+    k = int(s["qa_top_k"])
+    if p.get("max_units") is not None:
+        k = min(k, int(p["max_units"]))
+    t0 = time.perf_counter()
+    solution = rag.retrieve(queries=[p["question"]], num_to_retrieve=k)[0]
+    solution.docs = list(solution.docs)[:k]
+    solution.doc_scores = solution.doc_scores[:k]
+    solutions, responses, _meta = rag.qa([solution])
+    mapping = STATE["doc_to_unit"]
+    return {"answer": solutions[0].answer, "raw_response": responses[0], "prompt": "hipporag rag_qa",
+            "context_text": "\n\n".join(solution.docs), "units": [mapping.get(d) for d in solution.docs],
+            "timings": {"answer_s": round(time.perf_counter() - t0, 3)}}
+
+
 if __name__ == "__main__":
     log("hipporag2 worker starting")
-    serve({"open": op_open, "index": op_index, "load": op_load, "retrieve": op_retrieve})
+    serve({"open": op_open, "index": op_index, "load": op_load, "retrieve": op_retrieve, "answer": op_answer})

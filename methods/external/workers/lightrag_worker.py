@@ -137,18 +137,22 @@ async def op_load(p: dict[str, Any]) -> dict[str, Any]:
     return {"documents": len(p["units"])}
 
 
-async def op_retrieve(p: dict[str, Any]) -> dict[str, Any]:
+def _param(only_need_context: bool) -> Any:
     from lightrag import QueryParam
 
     rag, s = STATE["rag"], STATE["settings"]
+    return QueryParam(mode=s.get("mode", "hybrid"), only_need_context=only_need_context, stream=False,
+                      response_type=s.get("response_type", "Multiple Paragraphs"),
+                      top_k=rag.top_k, chunk_top_k=rag.chunk_top_k,
+                      max_entity_tokens=rag.max_entity_tokens, max_relation_tokens=rag.max_relation_tokens,
+                      max_total_tokens=rag.max_total_tokens, enable_rerank=False)
+
+
+async def op_retrieve(p: dict[str, Any]) -> dict[str, Any]:
+    rag = STATE["rag"]
     STATE.update(max_units=p.get("max_units"), dropped=[], before=[])
-    param = QueryParam(mode=s.get("mode", "hybrid"), only_need_context=True,
-                       response_type=s.get("response_type", "Multiple Paragraphs"),
-                       top_k=rag.top_k, chunk_top_k=rag.chunk_top_k,
-                       max_entity_tokens=rag.max_entity_tokens, max_relation_tokens=rag.max_relation_tokens,
-                       max_total_tokens=rag.max_total_tokens, enable_rerank=False)
     t0 = time.perf_counter()
-    result = await rag.aquery_llm(p["question"], param)
+    result = await rag.aquery_llm(p["question"], _param(only_need_context=True))
     seconds = round(time.perf_counter() - t0, 3)
     context = ((result or {}).get("llm_response") or {}).get("content") or ""
     data = (result or {}).get("data") or {}
@@ -169,6 +173,21 @@ async def op_retrieve(p: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+async def op_answer(p: dict[str, Any]) -> dict[str, Any]:
+    """The package's own answer: the same query, answered with LightRAG's response prompt (the
+    chunk cap applies as in retrieve)."""
+    rag = STATE["rag"]
+    STATE.update(max_units=p.get("max_units"), dropped=[], before=[])
+    t0 = time.perf_counter()
+    result = await rag.aquery_llm(p["question"], _param(only_need_context=False)) or {}
+    llm = result.get("llm_response") or {}
+    if llm.get("content") is None:
+        raise RuntimeError(f"LightRAG returned no answer: {result.get('status')} {result.get('message')}")
+    return {"answer": llm["content"], "prompt": "lightrag rag_response", "status": result.get("status"),
+            "llm_generated": llm.get("llm_generated", True), "dropped_units": STATE["dropped"],
+            "timings": {"query_s": round(time.perf_counter() - t0, 3)}}
+
+
 async def op_close(p: dict[str, Any]) -> dict[str, Any]:
     rag = STATE.get("rag")
     if rag is not None:
@@ -178,4 +197,5 @@ async def op_close(p: dict[str, Any]) -> dict[str, Any]:
 
 if __name__ == "__main__":
     log("lightrag worker starting")
-    serve({"open": op_open, "index": op_index, "load": op_load, "retrieve": op_retrieve, "close": op_close})
+    serve({"open": op_open, "index": op_index, "load": op_load, "retrieve": op_retrieve, "answer": op_answer,
+           "close": op_close})
