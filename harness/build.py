@@ -11,7 +11,9 @@ from omegaconf import DictConfig, OmegaConf
 
 from datasets.types import ContextCap, Dataset, Question
 from evaluation.protocol import Protocol
-from model_access.cache import ResponseCache
+from model_access.budget import Budget
+from model_access.cache import CacheBase
+from model_access.cache_store import open_cache
 from model_access.chat import ChatModel
 from model_access.embed import Embedder
 from model_access.errors import ConfigError
@@ -31,7 +33,7 @@ class Components:
     judge: ChatModel
     embedder: Embedder
     ledger: UsageLedger
-    cache: ResponseCache
+    cache: CacheBase
     method_cfg: DictConfig
     run_dir: Path
     index_root: Path
@@ -50,6 +52,17 @@ def _cap(cfg: DictConfig, dataset: Dataset) -> ContextCap:
     overridden = cfg.context_cap.units is not None or cfg.context_cap.tokens is not None
     source = "run override (context_cap)" if overridden else dataset.natural_cap.source
     return ContextCap(max_units=units, max_tokens=tokens, source=source)
+
+
+def _resume_hint() -> str:
+    """`python run.py <this run's overrides>` when Hydra is running us, else a generic phrase."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        overrides = [o for o in HydraConfig.get().overrides.task if not o.startswith("budget.usd=")]
+        return "`python run.py " + " ".join(overrides) + "`"
+    except (ImportError, ValueError):
+        return "the same command"
 
 
 def _filtered(cfg: DictConfig, dataset: Dataset) -> tuple[list[Question], list[str]]:
@@ -83,8 +96,11 @@ def identity(cfg: DictConfig) -> dict[str, Any]:
     return pick
 
 
-def build(cfg: DictConfig) -> Components:
-    """Load data and instantiate models; raise ConfigError before any model call if unusable."""
+def build(cfg: DictConfig, check: bool = True) -> Components:
+    """Load data and instantiate models; raise ConfigError before any model call if unusable.
+
+    `check=False` (cost estimates) skips the API-key checks: an estimate never calls a model.
+    """
     dataset: Dataset = instantiate(cfg.dataset.loader).load()
     protocol: Protocol = instantiate(cfg.dataset.protocol)
     pool, filters = _filtered(cfg, dataset)
@@ -93,13 +109,25 @@ def build(cfg: DictConfig) -> Components:
     if not questions:
         raise ConfigError("The question subset is empty; check subset.n / subset.ids / subset.name / "
                           "subset.within_units.")
-    cache = ResponseCache(cfg.cache_path)
+    cache = open_cache(cfg.cache_path, cfg.cache_backend)
     ledger = _ledger(cfg)
     llm: ChatModel = instantiate(cfg.llm, _partial_=True)(cache=cache, ledger=ledger)
     judge: ChatModel = instantiate(cfg.judge, _partial_=True)(cache=cache, ledger=ledger)
     embedder: Embedder = instantiate(cfg.embedder, _partial_=True)(cache=cache, ledger=ledger)
+    budget = Budget(cfg.budget.usd, ledger.cost, resume_hint=_resume_hint())
+    if cfg.batch.stages:
+        from model_access.batch import BatchQueue
+
+        if not cfg.cache_path:
+            raise ConfigError("batch.stages needs a persistent cache (set cache_path): batches are "
+                              "collected into it and a killed run resumes from its journal")
+        folder = Path(cfg.cache_path) if cfg.cache_backend == "directory" else Path(cfg.cache_path).parent
+        queue = BatchQueue(folder / "batches", list(cfg.batch.stages), cfg.batch.poll_s, cfg.batch.settle_s)
+        llm.batch = judge.batch = queue
     for component in (llm, judge, embedder):
-        component.check_ready()
+        component.budget = budget
+        if check:
+            component.check_ready()
     ident = identity(cfg)
     run_name = cfg.run_name or f"{cfg.method.name}-{config_hash(ident)}"
     run_dir = Path(cfg.output_root) / dataset.name / run_name

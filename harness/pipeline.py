@@ -14,6 +14,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from methods.base import MemoryMethod, Services
+from model_access.budget import BudgetExceeded
 from model_access.usage import usage_from_journal
 
 from .build import Components, build
@@ -44,11 +45,32 @@ def _server_pool() -> Any:
     return _pool
 
 
-def _start_servers(c: Components) -> None:
+def _start_servers(c: Components, share: bool = False) -> list[str]:
+    """Start (or reuse) local servers; with share_servers, one per spec for the whole node."""
+    shared: list[str] = []
     for component in (c.llm, c.judge, c.embedder):
         spec = getattr(component, "server", None)
-        if spec is not None:
+        if spec is not None and share:
+            from model_access.server_registry import spec_key
+
+            key = spec_key(spec)
+            component.base_url = _node_servers().acquire(key, lambda s=spec: _server_pool().start(s))
+            shared.append(key)
+        elif spec is not None:
             component.base_url = _server_pool().start(spec)
+    return shared
+
+
+_registry: Any = None
+
+
+def _node_servers() -> Any:
+    global _registry
+    if _registry is None:
+        from model_access.server_registry import NodeServers
+
+        _registry = NodeServers()
+    return _registry
 
 
 def _git_commit() -> str | None:
@@ -72,11 +94,16 @@ def _meta(c: Components) -> dict[str, Any]:
     }
 
 
-def run(cfg: DictConfig) -> Path:
-    """Run the configured stages; returns the run folder."""
+def run(cfg: DictConfig) -> Path | None:
+    """Run the configured stages; returns the run folder (None for stages=[estimate])."""
     for noisy in ("httpx", "httpx2", "openai", "urllib3"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     stages = list(cfg.stages)
+    if stages == ["estimate"]:  # price the run without making any model call
+        from .estimate import estimate, format_estimate
+
+        print(format_estimate(estimate(cfg)))
+        return None  # no run folder: nothing for a sweep report to read
     unknown = set(stages) - set(STAGES)
     if unknown:
         from model_access.errors import ConfigError
@@ -103,17 +130,25 @@ def _run(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) 
     run_dir.write_json("meta.json", meta)
     invocation = f"{meta['started']}-pid{os.getpid()}"
     c.ledger.attach_journal(run_dir / "usage.jsonl", invocation)  # every call, durably, as it completes
+    shared: list[str] = []
     if set(stages) & {"index", "answer", "judge"}:
-        _start_servers(c)
+        shared = _start_servers(c, share=bool(cfg.get("share_servers", False)))
     finished = False
     try:
         asyncio.run(_execute(cfg, c, run_dir, stages))
         finished = True
+    except BaseExceptionGroup as group:  # a budget stop inside a stage's task group: say so plainly
+        stop = group.subgroup(BudgetExceeded)
+        if stop is None:
+            raise
+        raise _first(stop) from None
     finally:
         c.ledger.close_journal(finished)
         run_dir.write_json("usage.json", usage_from_journal(
             run_dir / "usage.jsonl", invocation, c.ledger.price_table_version, c.ledger.prices))
         c.cache.close()
+        for key in shared:
+            _node_servers().release(key)
     if "score" in stages:
         metrics = score_run(run_dir, c.protocol)
         print((run_dir / "results.md").read_text())
@@ -124,6 +159,13 @@ def _run(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) 
     fresh = c.ledger.fresh_calls()
     print(f"run folder: {run_dir.root}\nnew model calls this invocation: {fresh}")
     return run_dir.root
+
+
+def _first(group: BaseExceptionGroup) -> BaseException:
+    exc: BaseException = group
+    while isinstance(exc, BaseExceptionGroup):
+        exc = exc.exceptions[0]
+    return exc
 
 
 async def _execute(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) -> None:

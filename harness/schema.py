@@ -34,6 +34,18 @@ class ConcurrencyConfig:
 
 
 @dataclass
+class BudgetConfig:
+    usd: float | None = None  # stop before the call that would take this invocation over it
+
+
+@dataclass
+class BatchConfig:
+    stages: list[str] = field(default_factory=list)  # e.g. [judge] or [index, judge]: OpenAI Batch API
+    poll_s: float = 30.0
+    settle_s: float = 2.0  # submit once no call has been queued for this long
+
+
+@dataclass
 class TrackingConfig:
     mode: str = "offline"
     project: str = "memeval"
@@ -76,12 +88,16 @@ class RunConfig:
     output_root: str = "runs"
     index_root: str = MISSING
     cache_path: str | None = MISSING
+    cache_backend: str = "sqlite"
+    share_servers: bool = False
     run_name: str | None = None
     lock_wait_s: float = 0.0
     stages: list[str] = field(default_factory=lambda: ["index", "answer", "judge", "score"])
     context_cap: ContextCapConfig = field(default_factory=ContextCapConfig)
     subset: SubsetConfig = field(default_factory=SubsetConfig)
     concurrency: ConcurrencyConfig = field(default_factory=ConcurrencyConfig)
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
+    batch: BatchConfig = field(default_factory=BatchConfig)
 
 
 def register_schemas() -> None:

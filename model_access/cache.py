@@ -7,12 +7,17 @@ an interrupted run loses nothing that was already paid for: each response is wri
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import sqlite3
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from .inflight import KeyLocks, default_lock_root
 
 
 def cache_key(payload: dict[str, Any]) -> str:
@@ -21,14 +26,43 @@ def cache_key(payload: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-class ResponseCache:
-    """SQLite key/value store (WAL mode, one writer lock) shared by all clients of a process."""
+class CacheBase:
+    """What every backend shares: node-local in-flight locks and a content digest for export."""
+
+    identity: str = ""
+    _locks: KeyLocks | None = None
+
+    def inflight(self, key: str) -> contextlib.AbstractAsyncContextManager[None]:
+        """Hold while paying for `key`: a second caller on this node waits, then hits the cache."""
+        if self._locks is None:
+            self._locks = KeyLocks(default_lock_root(self.identity))
+        return self._locks.hold(key)
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        raise NotImplementedError
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def items(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        raise NotImplementedError
+
+    def __contains__(self, key: str) -> bool:
+        return self.get(key) is not None
+
+    def close(self) -> None:
+        return None
+
+
+class ResponseCache(CacheBase):
+    """SQLite key/value store (WAL mode, one writer lock): the default for one machine."""
 
     def __init__(self, path: str | Path | None):
         self.path = Path(path) if path else None
         self._lock = threading.Lock()
         self._mem: dict[str, str] = {}
         self._db: sqlite3.Connection | None = None
+        self.identity = str(self.path.resolve()) if self.path else f"memory-{os.getpid()}-{id(self)}"
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=60)
@@ -58,6 +92,16 @@ class ResponseCache:
                 )
                 self._db.commit()
 
+    def items(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Every (key, value), in key order (a stable export)."""
+        with self._lock:
+            if self._db is None:
+                rows = sorted(self._mem.items())
+            else:
+                rows = self._db.execute("SELECT key, value FROM responses ORDER BY key").fetchall()
+        for key, raw in rows:
+            yield key, json.loads(raw)
+
     def __len__(self) -> int:
         with self._lock:
             if self._db is None:
@@ -69,3 +113,9 @@ class ResponseCache:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+
+
+if __name__ == "__main__":  # python -m model_access.cache export|import|stats
+    from .cache_cli import main
+
+    raise SystemExit(main())

@@ -11,7 +11,8 @@ from typing import Any, TypeVar
 import openai
 from pydantic import BaseModel, ValidationError
 
-from .cache import ResponseCache, cache_key
+from .budget import Budget, prompt_tokens_of
+from .cache import CacheBase, ResponseCache, cache_key
 from .errors import ConfigError, JsonOutputError
 from .retry import with_retries
 from .usage import UsageLedger
@@ -52,7 +53,7 @@ class ChatModel:
         context_window: int | None = None,
         seed: int | None = None,
         backoff_base_s: float = 1.0,
-        cache: ResponseCache | None = None,
+        cache: CacheBase | None = None,
         ledger: UsageLedger | None = None,
         server: Any = None,
     ):
@@ -75,6 +76,9 @@ class ChatModel:
         self.cache = cache if cache is not None else ResponseCache(None)
         self.ledger = ledger if ledger is not None else UsageLedger()
         self.server = server  # a local server spec the harness starts; None for remote endpoints
+        self.budget: Budget | None = None  # set by the harness when budget.usd is given
+        self.dry: Any = None  # harness.estimate's recorder: fresh calls are counted, never sent
+        self.batch: Any = None  # model_access.batch.BatchQueue when this stage uses the Batch API
         self._client: openai.AsyncOpenAI | None = None
         self._sem: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -157,23 +161,43 @@ class ChatModel:
         req = self._request(messages, max_tokens, response_format, sampling)
         key = cache_key(self._key_payload(req))
         hit = self.cache.get(key)
-        if hit is not None:
-            self.ledger.record(self.display_name, hit["prompt_tokens"], hit["completion_tokens"], cached=True)
-            return ChatResult(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], True, self.display_name,
-                              tuple(hit.get("choices") or ()))
+        if hit is None:
+            async with self.cache.inflight(key):  # a second job on this node waits, then hits
+                hit = self.cache.get(key)
+                if hit is None:
+                    return await self._fresh(key, req)
+        if self.dry is not None:
+            self.dry.hit(self, req, hit)
+        self.ledger.record(self.display_name, hit["prompt_tokens"], hit["completion_tokens"], cached=True)
+        return ChatResult(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], True, self.display_name,
+                          tuple(hit.get("choices") or ()))
 
+    async def _fresh(self, key: str, req: dict[str, Any]) -> ChatResult:
+        """Pay for one call (the caller holds the key's in-flight lock) and cache its reply."""
+        if self.dry is not None:  # harness.estimate: count what this call would cost, pay nothing
+            return self.dry.chat(self, req)
         client, sem = self._ensure_client()
+        if self.batch is not None and self.batch.covers():  # OpenAI Batch API: queued, collected
+            return await self._batched(key, req)
 
         async def call() -> Any:
             async with sem:
                 return await client.chat.completions.create(**req)
 
-        resp = await with_retries(call, what=f"chat[{self.display_name}]",
-                                  max_attempts=self.max_attempts, base_s=self.backoff_base_s)
+        guard = self.budget if self.budget is not None and self.budget.limit_usd is not None else None
+        reserved = (await guard.reserve(self.display_name, prompt_tokens_of(req["messages"]), req["max_tokens"])
+                    if guard else 0.0)
+        pt = ct = 0
+        try:
+            resp = await with_retries(call, what=f"chat[{self.display_name}]",
+                                      max_attempts=self.max_attempts, base_s=self.backoff_base_s)
+            usage = resp.usage
+            pt = int(getattr(usage, "prompt_tokens", 0) or 0)
+            ct = int(getattr(usage, "completion_tokens", 0) or 0)
+        finally:
+            if guard:
+                guard.settle(reserved, self.display_name, pt, ct)
         text = resp.choices[0].message.content or ""
-        usage = resp.usage
-        pt = int(getattr(usage, "prompt_tokens", 0) or 0)
-        ct = int(getattr(usage, "completion_tokens", 0) or 0)
         entry = {"text": text, "prompt_tokens": pt, "completion_tokens": ct,
                  "finish_reason": resp.choices[0].finish_reason}
         choices: tuple[str, ...] = ()
@@ -183,6 +207,23 @@ class ChatModel:
         self.cache.put(key, entry)
         self.ledger.record(self.display_name, pt, ct, cached=False)
         return ChatResult(text, pt, ct, False, self.display_name, choices)
+
+    async def _batched(self, key: str, req: dict[str, Any]) -> ChatResult:
+        """A fresh call through the Batch API queue; the queue writes the cache on collection."""
+        guard = self.budget if self.budget is not None and self.budget.limit_usd is not None else None
+        reserved = (await guard.reserve(self.display_name, prompt_tokens_of(req["messages"]), req["max_tokens"])
+                    if guard else 0.0)
+        pt = ct = 0
+        try:
+            body = await self.batch.request(self, key, req)
+            usage = body.get("usage") or {}
+            pt, ct = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+        finally:
+            if guard:  # billed at the standard price: the guard stays on the safe side
+                guard.settle(reserved, self.display_name, pt, ct)
+        text = body["choices"][0]["message"].get("content") or ""
+        self.ledger.record(self.display_name, pt, ct, cached=False)
+        return ChatResult(text, pt, ct, False, self.display_name)
 
     def _response_format(self, output_model: type[BaseModel]) -> dict[str, Any] | None:
         if self.json_mode == "json_schema":

@@ -19,10 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from .cache import ResponseCache, cache_key
+from .budget import Budget
+from .cache import CacheBase, ResponseCache, cache_key
 from .chat import endpoint_identity
 from .errors import ConfigError
 from .retry import with_retries
+from .tokenizer import count_tokens
 from .usage import UsageLedger
 
 
@@ -32,7 +34,7 @@ class Embedder(ABC):
     def __init__(self, model: str, model_revision: str | None = None, batch_size: int = 64,
                  max_concurrency: int = 4, normalize: bool = True, display_name: str | None = None,
                  max_input_tokens: int | None = None, pool_long_inputs: bool = True,
-                 cache: ResponseCache | None = None, ledger: UsageLedger | None = None):
+                 cache: CacheBase | None = None, ledger: UsageLedger | None = None):
         self.model = model
         self.max_input_tokens = max_input_tokens  # what the model reads; longer texts are pooled
         self.pool_long_inputs = pool_long_inputs
@@ -43,6 +45,8 @@ class Embedder(ABC):
         self.display_name = display_name or model
         self.cache = cache if cache is not None else ResponseCache(None)
         self.ledger = ledger if ledger is not None else UsageLedger()
+        self.budget: Budget | None = None  # set by the harness when budget.usd is given
+        self.dry: Any = None  # harness.estimate's recorder: fresh batches are counted, never sent
         self._sem: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -144,10 +148,31 @@ class Embedder(ABC):
         if len(texts) - len(missing) > 0:
             self.ledger.record(self.display_name, 0, 0, cached=True)
         todo = list(missing.items())
+        dry: dict[str, np.ndarray] = {}
 
         async def run(batch: list[tuple[str, int]]) -> None:
-            async with self._semaphore():
-                vecs, tokens = await self._embed_batch([texts[i] for _, i in batch], input_type)
+            async with self.cache.inflight(cache_key({"batch": [k for k, _ in batch]})):
+                batch = [(k, i) for k, i in batch if self.cache.get(k) is None]  # another job paid
+                if batch:
+                    await pay(batch)
+
+        async def pay(batch: list[tuple[str, int]]) -> None:
+            if self.dry is not None:  # harness.estimate: counted, never sent, never cached
+                dims = {len(v) for v in out if v is not None}
+                vecs = self.dry.embed(self, [texts[i] for _, i in batch], dims.pop() if dims else None)
+                dry.update((k, np.asarray(v, dtype=np.float32)) for (k, _), v in zip(batch, vecs, strict=True))
+                return
+            guard = self.budget if self.budget is not None and self.budget.limit_usd is not None else None
+            batch_texts = [texts[i] for _, i in batch]
+            reserved = (await guard.reserve(self.display_name, sum(count_tokens(t) for t in batch_texts), 0)
+                        if guard else 0.0)
+            tokens = 0
+            try:
+                async with self._semaphore():
+                    vecs, tokens = await self._embed_batch(batch_texts, input_type)
+            finally:
+                if guard:
+                    guard.settle(reserved, self.display_name, tokens, 0)
             self.ledger.record(self.display_name, tokens, 0, cached=False)
             for (k, _), v in zip(batch, vecs, strict=True):
                 v32 = np.asarray(v, dtype=np.float32)
@@ -156,7 +181,9 @@ class Embedder(ABC):
         batches = [todo[s:s + self.batch_size] for s in range(0, len(todo), self.batch_size)]
         await asyncio.gather(*(run(b) for b in batches))
         for i, k in enumerate(keys):
-            if out[i] is None:
+            if out[i] is None and k in dry:
+                out[i] = dry[k]
+            elif out[i] is None:
                 hit = self.cache.get(k)
                 assert hit is not None
                 out[i] = np.frombuffer(base64.b64decode(hit["v"]), dtype=np.float32)

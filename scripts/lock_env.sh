@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the lock files of the framework's own environment from pyproject.toml, so two
 # machines a month apart install the same packages (scripts/setup.sh installs exactly these):
-#   requirements/lock-local.txt   framework + dev + local extras (setup.sh --local)
-#   requirements/lock-dev.txt     framework + dev extra (setup.sh), the same versions as above
+#   requirements/lock-local.txt   framework + dev + local + scale extras (setup.sh --local)
+#   requirements/lock-dev.txt     framework + dev + scale extras (setup.sh), the same versions as above
 # Run it after changing a dependency in pyproject.toml:
 #   bash scripts/lock_env.sh              # keep existing pins where still allowed, resolve new ones
 #   bash scripts/lock_env.sh --upgrade    # move every pin to the newest allowed release
@@ -29,9 +29,9 @@ trap 'rm -f "$OVERRIDE"' EXIT
 echo "torch==2.13.0+cpu" > "$OVERRIDE"
 COMMON=(--python-version 3.11 --python-platform x86_64-manylinux_2_28 --generate-hashes
         --no-emit-package torch --no-emit-package memeval --custom-compile-command "bash scripts/lock_env.sh")
-"$UV" pip compile pyproject.toml --extra dev --extra local --override "$OVERRIDE" "${FIND_LINKS[@]}" \
+"$UV" pip compile pyproject.toml --extra dev --extra local --extra scale --override "$OVERRIDE" "${FIND_LINKS[@]}" \
   "${COMMON[@]}" "${EXTRA[@]}" -o requirements/lock-local.txt
 # the dev lock takes its versions from the local one, so both setups share every common pin
-"$UV" pip compile pyproject.toml --extra dev -c requirements/lock-local.txt "${COMMON[@]}" "${EXTRA[@]}" \
+"$UV" pip compile pyproject.toml --extra dev --extra scale -c requirements/lock-local.txt "${COMMON[@]}" "${EXTRA[@]}" \
   -o requirements/lock-dev.txt
 echo "locked: $(grep -c '^[a-z0-9]' requirements/lock-local.txt) packages (local), $(grep -c '^[a-z0-9]' requirements/lock-dev.txt) (dev)"

@@ -98,6 +98,10 @@ class ScriptedServer:
         self.retry_after_ms = 1000  # what a 429 asks the client to wait
         self.delay_s = 0.0  # every reply waits this long (a slow endpoint)
         self._rng = random.Random(0)
+        # usage accounting: words by default; cost-estimate tests install o200k + chat overhead
+        self.count_text: Callable[[str], int] = lambda t: len(t.split())
+        self.per_message_tokens = 0
+        self.per_request_tokens = 0
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
@@ -144,6 +148,17 @@ class ScriptedServer:
                 return fn(messages, req)
         return "scripted reply"
 
+    def chat_body(self, req: dict[str, Any], malformed: bool = False) -> dict[str, Any]:
+        """A chat.completion reply (also used for each line of a scripted batch)."""
+        text = "{not json at all" if malformed else self._reply_text(req)
+        prompt_tokens = self.per_request_tokens + sum(
+            self.count_text(m["content"]) + self.per_message_tokens for m in req["messages"])
+        return {"id": "scripted", "object": "chat.completion", "created": 0, "model": req["model"],
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": text}}],
+                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text.split()),
+                          "total_tokens": prompt_tokens + len(text.split())}}
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
@@ -151,9 +166,19 @@ class ScriptedServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
+            def do_GET(self) -> None:  # noqa: N802 - the Batch API's polls and downloads
+                import scripted_batches
+
+                scripted_batches.get(server, self)
+
             def do_POST(self) -> None:  # noqa: N802 - http.server API
+                raw = self.rfile.read(int(self.headers["Content-Length"]))
+                if "/files" in self.path or "/batches" in self.path:
+                    import scripted_batches
+
+                    return scripted_batches.post(server, self, raw)
                 try:
-                    req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                    req = json.loads(raw)
                 except ValueError:  # the client died while sending: nothing arrived to answer
                     return self._drop()
                 record: dict[str, Any] = {"path": self.path, "body": req, "headers": dict(self.headers),
@@ -183,19 +208,12 @@ class ScriptedServer:
                     inputs = req["input"] if isinstance(req["input"], list) else [req["input"]]
                     data = [{"object": "embedding", "index": i, "embedding": hashed_embedding(t)}
                             for i, t in enumerate(inputs)]
+                    used = sum(server.count_text(t) for t in inputs)
                     body: dict[str, Any] | str = {
                         "object": "list", "data": data, "model": req["model"],
-                        "usage": {"prompt_tokens": sum(len(t.split()) for t in inputs),
-                                  "total_tokens": sum(len(t.split()) for t in inputs)}}
+                        "usage": {"prompt_tokens": used, "total_tokens": used}}
                 else:
-                    text = "{not json at all" if fault == "malformed_content" else server._reply_text(req)
-                    prompt_tokens = sum(len(m["content"].split()) for m in req["messages"])
-                    body = {
-                        "id": "scripted", "object": "chat.completion", "created": 0, "model": req["model"],
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": text}}],
-                        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text.split()),
-                                  "total_tokens": prompt_tokens + len(text.split())}}
+                    body = server.chat_body(req, malformed=fault == "malformed_content")
                 if fault == "malformed":  # a reply cut short: not valid JSON, not billable
                     text_body = json.dumps(body)
                     return self._send(200, text_body[: len(text_body) // 2], record, billable=False)

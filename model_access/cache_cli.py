@@ -1,0 +1,128 @@
+"""`python -m model_access.cache export|import|stats`: move cached model calls between machines.
+
+The bundle is gzip-compressed JSONL, one cached call per line: `{"key", "sha256", "value"}`.
+The key is the call's content address (the hash of the request), `sha256` the digest of the
+canonical value, checked on import, so a damaged or edited line is refused rather than replayed.
+Import never overwrites: a key already cached keeps its value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from .cache import CacheBase
+from .cache_store import BACKENDS, open_any, open_cache
+from .local_models import memeval_home
+
+
+def value_digest(value: dict[str, Any]) -> str:
+    blob = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def export(cache: CacheBase, out: Path, keys: set[str] | None = None) -> int:
+    """Write every cached call (or only `keys`) to `out`; returns the number written."""
+    n = 0
+    tmp = out.with_name(out.name + ".tmp")
+    with gzip.open(tmp, "wt", encoding="utf-8") as fh:
+        for key, value in _selected(cache, keys):
+            fh.write(json.dumps({"key": key, "sha256": value_digest(value), "value": value},
+                                ensure_ascii=False) + "\n")
+            n += 1
+    tmp.replace(out)
+    return n
+
+
+def _selected(cache: CacheBase, keys: set[str] | None) -> Iterable[tuple[str, dict[str, Any]]]:
+    if keys is None:
+        yield from cache.items()
+        return
+    for key in sorted(keys):
+        value = cache.get(key)
+        if value is not None:
+            yield key, value
+
+
+def import_bundle(cache: CacheBase, bundle: Path) -> dict[str, int]:
+    """Add the bundle's calls that the cache lacks; refuse lines whose digest does not match."""
+    counts = {"added": 0, "already_cached": 0, "rejected": 0}
+    with gzip.open(bundle, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                ok = value_digest(rec["value"]) == rec["sha256"]
+            except (ValueError, KeyError, TypeError):
+                ok = False
+            if not ok:
+                counts["rejected"] += 1
+            elif rec["key"] in cache:
+                counts["already_cached"] += 1
+            else:
+                cache.put(rec["key"], rec["value"])
+                counts["added"] += 1
+    return counts
+
+
+def stats(cache: CacheBase) -> dict[str, int]:
+    out = {"entries": 0, "chat": 0, "embedding": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    for _, value in cache.items():
+        out["entries"] += 1
+        if "v" in value:
+            out["embedding"] += 1
+        else:
+            out["chat"] += 1
+            out["prompt_tokens"] += int(value.get("prompt_tokens", 0))
+            out["completion_tokens"] += int(value.get("completion_tokens", 0))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    default = memeval_home() / "model_calls.sqlite"
+    ap = argparse.ArgumentParser(prog="python -m model_access.cache", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    ex = sub.add_parser("export", help="write cached calls to a .jsonl.gz bundle")
+    ex.add_argument("out", type=Path)
+    ex.add_argument("--cache", type=Path, default=default, help=f"SQLite file or folder (default {default})")
+    ex.add_argument("--keys", type=Path, help="only the keys listed in this file, one per line")
+    im = sub.add_parser("import", help="add a bundle's calls to a cache (never overwrites)")
+    im.add_argument("bundle", type=Path)
+    im.add_argument("--cache", type=Path, default=default)
+    im.add_argument("--backend", choices=BACKENDS, help="for a cache that does not exist yet")
+    st = sub.add_parser("stats", help="entries and tokens held")
+    st.add_argument("--cache", type=Path, default=default)
+    args = ap.parse_args(argv)
+
+    if args.cmd == "import":
+        backend = args.backend or ("directory" if args.cache.is_dir() else "sqlite")
+        cache = open_cache(args.cache, backend)
+        if not args.bundle.is_file():
+            print(f"error: no bundle at {args.bundle}", file=sys.stderr)
+            return 2
+        counts = import_bundle(cache, args.bundle)
+        print(json.dumps({"cache": str(args.cache), **counts}))
+        cache.close()
+        return 1 if counts["rejected"] else 0
+    if not args.cache.exists():
+        print(f"error: no cache at {args.cache} (pass --cache PATH)", file=sys.stderr)
+        return 2
+    cache = open_any(args.cache)
+    try:
+        if args.cmd == "export":
+            keys = set(args.keys.read_text().split()) if args.keys else None
+            n = export(cache, args.out, keys)
+            print(json.dumps({"cache": str(args.cache), "exported": n, "bundle": str(args.out)}))
+        else:
+            print(json.dumps({"cache": str(args.cache), **stats(cache)}))
+    finally:
+        cache.close()
+    return 0

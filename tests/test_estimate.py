@@ -1,0 +1,94 @@
+"""Cost estimates: real prompts counted before any call, checked against scripted-server runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_cli, scripted_overrides
+
+from harness.estimate import compose, estimate, price_records
+from model_access.dry import CallRecord, DryRecorder, schema_instance
+from model_access.tokenizer import count_tokens
+from model_access.usage import Price
+
+
+def _o200k(server) -> None:
+    """Make the scripted server bill like OpenAI: o200k tokens plus the chat format's overhead."""
+    server.count_text = count_tokens
+    server.per_message_tokens = 4
+    server.per_request_tokens = 3
+
+
+def _compare(server, tmp: Path, data_dir: Path, method: str) -> tuple[dict, dict]:
+    _o200k(server)
+    args = [f"method={method}", "dataset=epbench20", "subset.n=4", *scripted_overrides(server, tmp, data_dir)]
+    est = estimate(compose(args))
+    assert server.count() == 0, "an estimate must not call any model"
+    done = run_cli(args)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (run,) = (tmp / "runs" / "epbench20").glob(f"{method}-*")
+    return est, json.loads((run / "usage.json").read_text())
+
+
+@pytest.mark.parametrize("method", ["vanilla", "embedding_rag"])
+def test_estimate_is_within_ten_percent_of_a_scripted_run(scripted, tmp_path, data_dir, method) -> None:
+    est, usage = _compare(scripted, tmp_path, data_dir, method)
+    for stage, row in usage["stages"].items():
+        actual = row["fresh"]["prompt_tokens"]
+        assert est["stages"][stage]["calls"] == row["fresh"]["calls"], stage
+        assert abs(est["stages"][stage]["prompt_tokens"] - actual) <= 0.10 * actual, (stage, est["stages"][stage])
+    again = estimate(compose([f"method={method}", "dataset=epbench20", "subset.n=4",
+                              *scripted_overrides(scripted, tmp_path, data_dir)]))
+    assert again["total"]["calls"] == 0 and again["total"]["usd"] == 0  # the cache holds it all
+    chat_calls = sum(usage["stages"][s]["fresh"]["calls"] for s in ("answer", "judge"))
+    assert again["total"]["cached_calls"] == chat_calls  # every chat call found in the cache
+
+
+def test_gsw_estimate_models_reply_dependent_calls_within_its_documented_error(scripted, tmp_path, data_dir) -> None:
+    est, usage = _compare(scripted, tmp_path, data_dir, "gsw")
+    actual = usage["totals"]["fresh"]["prompt_tokens"]
+    err = (est["total"]["prompt_tokens"] - actual) / actual
+    print(f"gsw estimate error vs scripted run: {err:+.1%}")
+    assert abs(err) < 0.25  # README: +4% with the default reply model (2 entries per JSON list)
+    assert est["stages"]["retrieve"]["prompt_tokens"] == usage["stages"]["retrieve"]["fresh"]["prompt_tokens"]
+
+
+def test_run_py_stage_estimate_prints_the_table_and_calls_nothing(scripted, tmp_path, data_dir) -> None:
+    r = run_cli(["method=vanilla", "dataset=epbench20", "subset.n=2", "stages=[estimate]",
+                 "+prices.models.scripted-llm={input:2.5,output:10.0,cached_input:1.25}",
+                 *scripted_overrides(scripted, tmp_path, data_dir)])
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "estimate: vanilla on epbench20" in r.stdout and "USD batch" in r.stdout
+    assert scripted.count() == 0 and not (tmp_path / "runs" / "epbench20").exists()
+
+
+def test_prices_apply_prefix_caching_and_the_batch_discount() -> None:
+    recs = [CallRecord("index", "m", 2000, 0, False, 1024, 1000),
+            CallRecord("answer", "m", 1000, 0, False, 0, 100),
+            CallRecord("answer", "m", 5, 7, True, 0, 100)]  # cached: free, counted apart
+    out = price_records(recs, {"m": Price(input=2.0, output=8.0, cached_input=1.0)}, {"m": 0.5},
+                        {"index"}, {"index": 0.5, "answer": 0.1})
+    idx, ans = out["stages"]["index"], out["stages"]["answer"]
+    # index: 976 x $2 + 1024 x $1 + 500 x $8 per 1M; batch: (2000 x 2 + 500 x 8) / 2 per 1M
+    assert idx["usd"] == pytest.approx(0.006976) and idx["usd_batch"] == pytest.approx(0.004)
+    assert ans["usd"] == ans["usd_batch"] == pytest.approx((1000 * 2 + 10 * 8) / 1e6)
+    assert ans["cached_calls"] == 1 and ans["calls"] == 1
+
+
+def test_repeated_prefixes_count_as_cached_input() -> None:
+    rec = DryRecorder(output_ratio={})
+    book = " ".join(f"word{i}" for i in range(3000))
+    first = rec._prefix_cached("m", [{"role": "user", "content": book + " question one"}])
+    second = rec._prefix_cached("m", [{"role": "user", "content": book + " another question"}])
+    assert first == 0 and 1024 <= second <= count_tokens(book) + 8 and second % 128 == 0
+
+
+def test_placeholder_json_validates_against_the_methods_schemas() -> None:
+    from evaluation.epbench_judge import judgment_model
+    from methods.gsw.schemas import FFAnswers, OperatorOutput
+
+    for model in (judgment_model(3), OperatorOutput, FFAnswers):
+        for items in (0, 2):
+            model.model_validate(schema_instance(model.model_json_schema(), words=["Ann Example"], items=items))
