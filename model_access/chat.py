@@ -204,8 +204,8 @@ class ChatModel:
         if "n" in req:
             choices = tuple(c.message.content or "" for c in sorted(resp.choices, key=lambda c: c.index))
             entry["choices"] = list(choices)
+        self.ledger.record(self.display_name, pt, ct, cached=False)  # paid: journaled before stored
         self.cache.put(key, entry)
-        self.ledger.record(self.display_name, pt, ct, cached=False)
         return ChatResult(text, pt, ct, False, self.display_name, choices)
 
     async def _batched(self, key: str, req: dict[str, Any]) -> ChatResult:

@@ -171,7 +171,7 @@ def _check(report: dict) -> None:
     assert all(all(v.values()) for v in report["identical"].values()), report["identical"]
     journaled = sum(j["fresh_calls_all_invocations"] for j in report["usage_journal"].values())
     kept = report["answered_requests"] - report["lost_requests"]
-    assert kept - report["kills_landed"] <= journaled <= kept + report["kills_landed"]
+    assert kept <= journaled <= report["answered_requests"], "every kept call journaled, none twice"
 
 
 def test_kill_soak_ci_size(reference) -> None:
