@@ -34,6 +34,7 @@ from datasets.types import Dataset, Question
 
 from .agreement import cohen_kappa
 from .conversation_grounding import F1_THRESHOLD, declines
+from .judge_check import category_lines
 from .locomo import LoCoMoProtocol
 from .locomo import grounding as locomo_grounding
 from .longmemeval import LongMemEvalProtocol, judge_kind, reply_f1
@@ -141,11 +142,7 @@ def report(cases: list[Case], configs: list[str], judge_name: str, dataset: str)
         m = overall[name]
         lines.append(f"| {name} | {fmt(m['accuracy'])} | {fmt(m['kappa'])} | {m['false_correct']} | "
                      f"{m['missed_correct']} | {m['judge_failed']} |")
-    lines += ["", "Accuracy by answer category:", "",
-              "| category | answers | " + " | ".join(configs) + " |", "|---|---|" + "---|" * len(configs)]
-    for cat in cats:
-        n = sum(1 for c in cases if c.label["category"] == cat)
-        lines.append(f"| {cat} | {n} | " + " | ".join(fmt(by_cat[cat][k]["accuracy"]) for k in configs) + " |")
+    lines += category_lines("Accuracy by answer category:", cases, configs, by_cat)
     return "\n".join(lines), {"dataset": dataset, "judge": judge_name, "overall": overall, "by_category": by_cat}
 
 

@@ -159,12 +159,18 @@ def report(cases: list[Case], configs: list[str], judge_name: str) -> tuple[str,
         m = overall[name]
         lines.append(f"| {name} | {fmt(m['accuracy'])} | {fmt(m['kappa'])} | {m['false_credit']} | "
                      f"{m['missed_credit']} | {fmt(m['f1_mae'])} | {m['judge_failed']} |")
-    lines += ["", "Credit accuracy by answer category:", "",
-              "| category | answers | " + " | ".join(configs) + " |", "|---|---|" + "---|" * len(configs)]
-    for cat in cats:
+    lines += category_lines("Credit accuracy by answer category:", cases, configs, by_cat)
+    return "\n".join(lines), {"judge": judge_name, "overall": overall, "by_category": by_cat}
+
+
+def category_lines(title: str, cases: list, configs: list[str], by_cat: dict[str, dict]) -> list[str]:
+    """The per-answer-category accuracy table both judge checks print (cases carry label["category"])."""
+    lines = ["", title, "", "| category | answers | " + " | ".join(configs) + " |",
+             "|---|---|" + "---|" * len(configs)]
+    for cat in sorted(by_cat):
         n = sum(1 for c in cases if c.label["category"] == cat)
         lines.append(f"| {cat} | {n} | " + " | ".join(fmt(by_cat[cat][k]["accuracy"]) for k in configs) + " |")
-    return "\n".join(lines), {"judge": judge_name, "overall": overall, "by_category": by_cat}
+    return lines
 
 
 def _build_judge(name: str, overrides: list[str], data_dir: str, cache_path: str | None,
