@@ -8,6 +8,7 @@ an interrupted run loses nothing that was already paid for: each response is wri
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -66,11 +67,15 @@ class ResponseCache(CacheBase):
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=60)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
-            )
-            self._db.commit()
+            # Switching a new file to WAL does not wait on the busy timeout: parallel sweep jobs
+            # opening one fresh cache at once failed with "database is locked". One at a time.
+            with open(f"{self.path}.init-lock", "a") as guard:
+                fcntl.flock(guard, fcntl.LOCK_EX)
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute(
+                    "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+                )
+                self._db.commit()
 
     def get(self, key: str) -> dict[str, Any] | None:
         with self._lock:

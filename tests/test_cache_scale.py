@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -127,3 +128,31 @@ def test_cli_runs_as_module(tmp_path) -> None:
     out = subprocess.run([sys.executable, "-m", "model_access.cache", "stats", "--cache",
                           str(tmp_path / "a.sqlite")], capture_output=True, text=True, cwd=ROOT, check=True)
     assert json.loads(out.stdout)["entries"] == 1
+
+
+def _open_and_put(path: str, barrier, results) -> None:
+    barrier.wait()
+    try:
+        from model_access.cache import ResponseCache
+        ResponseCache(path).put(f"k{os.getpid()}", {"v": 1})
+        results.put("ok")
+    except Exception as exc:  # the failure under test: "database is locked"
+        results.put(repr(exc))
+
+
+def test_parallel_jobs_can_open_one_fresh_sqlite_cache_at_once(tmp_path) -> None:
+    """Parallel sweep jobs (joblib, submitit) open the same new cache file at the same moment;
+    switching it to WAL used to fail for some of them with "database is locked" (6 of 90 opens
+    failed over 15 rounds of 6 before the open was serialised)."""
+    ctx = multiprocessing.get_context("fork")
+    errors = []
+    for round_ in range(8):
+        path = str(tmp_path / f"cache{round_}.sqlite")
+        barrier, results = ctx.Barrier(6), ctx.Queue()
+        procs = [ctx.Process(target=_open_and_put, args=(path, barrier, results)) for _ in range(6)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(60)
+        errors += [r for r in (results.get(timeout=10) for _ in procs) if r != "ok"]
+    assert errors == []
