@@ -46,3 +46,11 @@ def test_the_example_is_a_separate_turn_and_the_passage_comes_last() -> None:
     msgs = frame_messages("Passage text here", "2024-01-02")
     assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user"]
     assert "Mira Tolk" not in msgs[0]["content"] and msgs[-1]["content"].endswith("Passage text here")
+
+
+def test_a_summary_naming_the_examples_person_is_dropped() -> None:
+    reply = {"summary": "Mira Tolk and Lena Voss repaint the boathouse.",
+             "events": [{"participants": ["Lena Voss"], "action": "repainted the boathouse"}]}
+    out, counts = guard_frame(reply, PASSAGE)
+    assert out["summary"] == "" and counts["summaries_dropped"] == 1
+    assert out["events"][0]["action"] == "repainted the boathouse"

@@ -3,6 +3,7 @@ and counted per passage (see methods/output_guard.py for why).
 
 - an event participant whose name does not occur in the passage is removed; an event left with
   no participant and an action the passage does not support is dropped;
+- a summary that names the example's people while the passage does not is dropped;
 - an event or fact value that repeats one of the prompt's example values while the passage does
   not contain it is dropped (the whole event when its action was copied);
 - a fact whose subject or object does not occur in the passage is dropped.
@@ -15,7 +16,7 @@ from collections import Counter
 from typing import Any
 
 from ..output_guard import ChunkText, copied
-from .prompts import EXAMPLE_VALUES
+from .prompts import EXAMPLE_NAMES, EXAMPLE_VALUES
 
 _SLOTS = ("time_raw", "location", "reason", "method")
 
@@ -39,7 +40,9 @@ def guard_frame(frame: dict[str, Any], text: str) -> tuple[dict[str, Any], Count
                 e[slot] = ""
         events.append(e)
     summary = frame.get("summary", "")
-    if copied([summary], ct, EXAMPLE_VALUES):
+    in_summary = ChunkText(summary)
+    if copied([summary], ct, EXAMPLE_VALUES) or any(
+            in_summary.has_phrase(v) and not ct.has_phrase(v) for v in EXAMPLE_NAMES):
         counts["summaries_dropped"] += 1
         summary = ""
     counts = +counts

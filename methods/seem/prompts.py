@@ -38,7 +38,10 @@ EXAMPLE_FACTS = {"facts": [{"subject": "Mira Tolk", "predicate": "repaired", "ob
                             "time": "2031-04-09"},
                            {"subject": "Mira Tolk", "predicate": "will work at", "object": "Harbour Bakery",
                             "time": "2031-05"}]}
-EXAMPLE_VALUES = ("Mira Tolk", "Odo Brandt", "Mira", "Odo", "repaired a torn kite", "her garage",
+# The worked example's people: a summary naming one of them (when the passage does not) was
+# written from the example (seen once in 19 real 0.5B frames).
+EXAMPLE_NAMES = ("Mira Tolk", "Odo Brandt")
+EXAMPLE_VALUES = (*EXAMPLE_NAMES, "Mira", "Odo", "repaired a torn kite", "her garage",
                   "the beach festival on 2031-04-11", "with tape and fishing line",
                   "will start working at Harbour Bakery", "Harbour Bakery", "kite", "repaired",
                   "will work at", "2031-04-09", "2031-05", "2031-04-11",
