@@ -34,7 +34,7 @@ from datasets.types import Dataset, Question
 
 from .agreement import cohen_kappa
 from .conversation_grounding import F1_THRESHOLD, declines
-from .judge_check import category_lines
+from .judge_check import category_lines, labelled_questions
 from .locomo import LoCoMoProtocol
 from .locomo import grounding as locomo_grounding
 from .longmemeval import LongMemEvalProtocol, judge_kind, reply_f1
@@ -69,15 +69,8 @@ def load_dataset(name: str, data_dir: str) -> Dataset:
 
 def load_cases(labels_path: Path, dataset: Dataset) -> list[Case]:
     """Join labels to the dataset; refuse a label naming an unknown question or a bad verdict."""
-    by_id = {q.id: q for q in dataset.questions}
     cases = []
-    for line in labels_path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        label = json.loads(line)
-        q = by_id.get(label["question_id"])
-        if q is None:
-            raise ValueError(f"label {label['id']}: unknown question {label['question_id']} in {labels_path}")
+    for label, q in labelled_questions(labels_path, dataset):
         if label.get("correct") not in (0, 1):
             raise ValueError(f"label {label['id']}: 'correct' must be 0 or 1, not {label.get('correct')!r}")
         cases.append(Case(label, q))

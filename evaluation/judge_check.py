@@ -23,7 +23,7 @@ import asyncio
 import json
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,17 +59,24 @@ class Case:
         return KIND_BY_RETRIEVAL.get(self.question.attrs["retrieval_type"])
 
 
-def load_cases(labels_path: Path, dataset: Dataset) -> list[Case]:
-    """Join labels to the dataset; refuse labels whose credit list does not fit the gold list."""
+def labelled_questions(labels_path: Path, dataset: Dataset) -> Iterator[tuple[dict[str, Any], Question]]:
+    """Each label of a JSONL label file with its question; a label naming an unknown question is
+    refused (both judge checks read their label sets through this)."""
     by_id = {q.id: q for q in dataset.questions}
-    cases = []
     for line in labels_path.read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
         label = json.loads(line)
         q = by_id.get(label["question_id"])
         if q is None:
-            raise ValueError(f"label {label['id']}: unknown question {label['question_id']}")
+            raise ValueError(f"label {label['id']}: unknown question {label['question_id']} in {labels_path}")
+        yield label, q
+
+
+def load_cases(labels_path: Path, dataset: Dataset) -> list[Case]:
+    """Join labels to the dataset; refuse labels whose credit list does not fit the gold list."""
+    cases = []
+    for label, q in labelled_questions(labels_path, dataset):
         gold = list(dict.fromkeys(q.gold))
         if len(label["credit"]) != len(gold):
             raise ValueError(f"label {label['id']}: {len(label['credit'])} credits for {len(gold)} gold items")
