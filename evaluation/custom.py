@@ -11,10 +11,9 @@ the benchmarks (grounding.py for items, conversation_grounding.py for free text)
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, Field
 
 from datasets.types import Dataset, Question
 from model_access.chat import ChatModel
@@ -25,6 +24,7 @@ from .epbench_judge import PROMPT_VERSION as ITEM_JUDGE_VERSION
 from .epbench_judge import judge_one
 from .epbench_scoring import POLICIES, dedupe_gold, score_question
 from .grounding import ground
+from .locomo import Verdict
 from .protocol import Protocol, fmt, provenance_header
 from .retrieval_diagnostics import question_diagnostics
 from .stats import bootstrap_std, nanmean
@@ -47,11 +47,6 @@ _JUDGE_SYSTEM = (
     "else, misses the point of the gold answer, or declines to answer. Return JSON: "
     '{"reasoning": "<one sentence>", "label": "CORRECT" or "WRONG"}.'
 )
-
-
-class _Verdict(BaseModel):
-    reasoning: str = Field(max_length=800)
-    label: Literal["CORRECT", "WRONG"]
 
 
 def text_judge_messages(question: str, gold: str, answer: str) -> list[dict[str, str]]:
@@ -105,7 +100,7 @@ class CustomProtocol(Protocol):
         line["judge_prompt"] = TEXT_JUDGE_VERSION
         try:
             verdict, result = await judge.complete_json(
-                text_judge_messages(question.text, question.gold[0], prediction["answer"]), _Verdict, max_tokens=300)
+                text_judge_messages(question.text, question.gold[0], prediction["answer"]), Verdict, max_tokens=300)
         except JsonOutputError as exc:
             return {**line, "judge_error": str(exc), "judge_raw": exc.raw_outputs}
         line = {**line, "label": verdict.label, "correct": int(verdict.label == "CORRECT"),

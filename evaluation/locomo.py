@@ -55,9 +55,14 @@ _JUDGE_SYSTEM = (
 )
 
 
+# A CORRECT/WRONG verdict (LoCoMo and custom free-text judges). Its name and schema are sent with
+# every judge call and so are part of the cache key: no docstring, keep the name, share the alias.
 class _Verdict(BaseModel):
     reasoning: str = Field(max_length=800)
     label: Literal["CORRECT", "WRONG"]
+
+
+Verdict = _Verdict
 
 
 def judge_messages(question: str, gold: str, answer: str, adversarial: str | None) -> list[dict[str, str]]:
@@ -118,7 +123,7 @@ class LoCoMoProtocol(Protocol):
         line: dict[str, Any] = {"question_id": question.id, "category": category,
                                 "judge_prompt": PROMPT_VERSION}
         try:
-            verdict, result = await judge.complete_json(messages, _Verdict, max_tokens=300)
+            verdict, result = await judge.complete_json(messages, Verdict, max_tokens=300)
         except JsonOutputError as exc:
             return {**line, "judge_error": str(exc), "judge_raw": exc.raw_outputs}
         correct = int(verdict.label == "CORRECT")
