@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from methods.gsw.guard import (  # noqa: E402
     NEW_EXAMPLES,
     OLD_EXAMPLES,
+    PREVIOUS_EXAMPLES,
     ChunkText,
     copied,
     guard_links,
@@ -84,7 +85,7 @@ def audit(corpus: Path) -> dict[str, Any]:
         text = ChunkText(c.get("text", ""))
         values = reply_values(op, st)
         row["replies"] += 1
-        old, new = copied(values, text, OLD_EXAMPLES), copied(values, text, NEW_EXAMPLES)
+        old, new = copied(values, text, OLD_EXAMPLES), copied(values, text, (*NEW_EXAMPLES, *PREVIOUS_EXAMPLES))
         row["replies_copying_old_examples"] += bool(old)
         row["replies_copying_new_examples"] += bool(new)
         row["copied_values"] += len(old) + len(new)

@@ -4,6 +4,7 @@ in sentence splitting, the output guard, and linear fact assembly. No server, no
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -176,7 +177,9 @@ def test_prompts_hold_no_benchmark_text() -> None:
     known = ["Bethpage Black Course", "demonstrated cat leaps", "workshop instructor", "venue of the festival",
              "nervous", "crowded", "date of the gala", "Ezra Edwards", "Carter Stewart", "March 23, 2024"]
     texts = [v for k, v in vars(prompts).items() if k.isupper() and isinstance(v, str)]
-    texts += [m[0]["content"] for m in (prompts.operator_messages("x", "y"), prompts.spacetime_messages("x", []))]
+    texts += [m["content"] for fn in (lambda: prompts.operator_messages("x", "y"),
+                                      lambda: prompts.spacetime_messages("x", []), lambda: prompts.ner_messages("q"))
+              for m in fn()[:-1]]
     assert len(texts) >= 8
     for t in texts:
         for k in known:
@@ -192,12 +195,31 @@ def test_prompts_hold_no_benchmark_text() -> None:
             assert ex.lower() not in body, (ex, book.name)
 
 
+def test_worked_example_is_its_own_exchange_and_the_real_input_comes_last() -> None:
+    """The example sits in a user/assistant exchange of its own (not in the instructions, whose
+    inline examples the 0.5B model copied into 14 of 15 replies), and the real passage is the last
+    user message, so the prefix before it is identical across calls of one kind."""
+    from methods.gsw import prompts
+    from methods.gsw.schemas import OperatorOutput, QuestionEntities, SpaceTimeOutput
+
+    op = prompts.operator_messages("Ida Wren sailed.", "Background.")
+    st = prompts.spacetime_messages("Ida Wren sailed.", [("e1", "Ida Wren")])
+    ner = prompts.ner_messages("Where did Ida Wren sail?")
+    for msgs, schema in ((op, OperatorOutput), (st, SpaceTimeOutput), (ner, QuestionEntities)):
+        assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user"]
+        schema.model_validate(json.loads(msgs[2]["content"]))  # the example reply fits the schema
+        assert "Ida Wren" in msgs[-1]["content"] and "Ida Wren" not in msgs[1]["content"]
+        for value in (*prompts.EXAMPLE_ROLES, *prompts.EXAMPLE_ACTIONS, *prompts.EXAMPLE_PLACES):
+            assert value not in msgs[0]["content"], value  # no example value in the instructions
+    assert op[:3] == prompts.operator_messages("Another passage.")[:3]
+
+
 def test_operator_prompt_carries_the_papers_substance() -> None:
     from methods.gsw.operator import StageSettings
     from methods.gsw.prompts import OPERATOR, operator_messages
 
     for needle in ("implicit actions", "who, whom", "where, when, why and how", "Background", "What may come next"):
-        assert needle.lower() in (OPERATOR + operator_messages("p", "Background text")[1]["content"]).lower(), needle
+        assert needle.lower() in (OPERATOR + operator_messages("p", "Background text")[-1]["content"]).lower(), needle
     assert StageSettings().situating_context is True  # background context on by default
     import yaml
     cfg = yaml.safe_load((ROOT / "conf" / "method" / "gsw.yaml").read_text())

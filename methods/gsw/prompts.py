@@ -7,23 +7,68 @@ index folders built with older prompts are not reused.
 
 from __future__ import annotations
 
-PROMPT_VERSION = "gsw-prompts-2"
+import json
+
+PROMPT_VERSION = "gsw-prompts-3"
 
 Messages = list[dict[str, str]]
 
-# The example values the Operator and space-time prompts show, invented for this framework (a
-# test checks that no benchmark book contains them). guard.py drops a reply's role, state, action
-# or place/time that repeats one of them while the passage does not contain it.
-EXAMPLE_ROLES = ("ferry pilot", "host of the picnic", "day of the regatta")
-EXAMPLE_STATES = ("seasick", "sold out", "postponed")
-EXAMPLE_ACTIONS = ("repaired the lighthouse lamp", "carried the crates ashore")
-EXAMPLE_PLACES = ("Marrowgate Ferry Landing", "the harbour steps")
-EXAMPLE_TIMES = ("April 4, 2031", "the next morning")
-EXAMPLE_QUESTIONS = ("When will the regatta be rescheduled?",)
+# The worked example the Operator, space-time and question-entity prompts show. It is invented
+# for this framework (a test checks that no benchmark book contains its values) and it is sent as
+# its own user/assistant turn pair before the real passage, not inside the instructions: small
+# local models copied example values written into the instructions into nearly every reply
+# (gsw-prompts-2 with Qwen2.5-Coder-0.5B: 14 of 15 Operator replies). guard.py drops a reply's
+# role, state, action or place/time that repeats one of the example's values while the passage
+# does not contain it.
+EXAMPLE_PASSAGE = (
+    "On the morning of June 2, 2029, Tobin Marwen rowed the mail boat from Skellwick Pier to the "
+    "island of Orran. There he handed a sealed parcel to the lighthouse keeper, Agathe Quennel, who "
+    "signed for it in her logbook. The weather turned before noon, so Tobin Marwen waited out the "
+    "storm in the keeper's cottage.")
+EXAMPLE_OPERATOR_REPLY: dict = {
+    "entities": [
+        {"id": "e1", "name": "Tobin Marwen", "roles": [
+            {"role": "mail boat rower", "states": ["waiting out the storm"]}]},
+        {"id": "e2", "name": "Agathe Quennel", "roles": [
+            {"role": "lighthouse keeper", "states": []},
+            {"role": "recipient of the parcel", "states": ["signed for the parcel"]}]},
+        {"id": "e3", "name": "Skellwick Pier", "roles": [{"role": "starting point of the crossing", "states": []}]},
+        {"id": "e4", "name": "island of Orran", "roles": [{"role": "destination of the crossing", "states": []}]},
+        {"id": "e5", "name": "June 2, 2029", "roles": [{"role": "date of the crossing", "states": []}]},
+        {"id": "e6", "name": "sealed parcel", "roles": [{"role": "delivered mail", "states": []}]},
+        {"id": "e7", "name": "keeper's cottage", "roles": [{"role": "shelter from the storm", "states": []}]}],
+    "verb_phrases": [
+        {"phrase": "rowed the mail boat", "questions": [
+            {"kind": "who", "question": "Who rowed the mail boat?", "answer_entity_ids": ["e1"], "answer_text": ""},
+            {"kind": "where", "question": "Where did the crossing end?", "answer_entity_ids": ["e4"],
+             "answer_text": ""},
+            {"kind": "when", "question": "When did the crossing take place?", "answer_entity_ids": ["e5"],
+             "answer_text": ""}]},
+        {"phrase": "handed over the sealed parcel", "questions": [
+            {"kind": "whom", "question": "To whom was the parcel handed?", "answer_entity_ids": ["e2"],
+             "answer_text": ""},
+            {"kind": "why", "question": "Why was the parcel handed over?", "answer_entity_ids": [],
+             "answer_text": ""}]},
+        {"phrase": "waited out the storm", "questions": [
+            {"kind": "where", "question": "Where did Tobin Marwen wait?", "answer_entity_ids": ["e7"],
+             "answer_text": ""},
+            {"kind": "why", "question": "Why did Tobin Marwen wait?", "answer_entity_ids": [],
+             "answer_text": "the weather turned before noon"}]}],
+    "forward_questions": [
+        {"question": "When will Tobin Marwen row back to Skellwick Pier?", "entity_ids": ["e1", "e3"]}]}
+EXAMPLE_SPACETIME_REPLY: dict = {"links": [
+    {"kind": "space", "value": "island of Orran", "entity_ids": ["e1", "e2", "e6", "e7"]},
+    {"kind": "time", "value": "June 2, 2029", "entity_ids": ["e1", "e2", "e6"]}]}
+EXAMPLE_NER = ("Where did Tobin Marwen deliver the sealed parcel on June 2, 2029?",
+               {"entities": ["Tobin Marwen", "sealed parcel", "June 2, 2029"]})
 
-
-def _q(values: tuple[str, ...]) -> str:
-    return ", ".join(f'"{v}"' for v in values)
+EXAMPLE_ROLES = tuple(r["role"] for e in EXAMPLE_OPERATOR_REPLY["entities"] for r in e["roles"])
+EXAMPLE_STATES = tuple(s for e in EXAMPLE_OPERATOR_REPLY["entities"] for r in e["roles"] for s in r["states"])
+EXAMPLE_ACTIONS = tuple(v["phrase"] for v in EXAMPLE_OPERATOR_REPLY["verb_phrases"])
+EXAMPLE_PLACES = ("Skellwick Pier", "island of Orran", "keeper's cottage")
+EXAMPLE_TIMES = ("June 2, 2029",)
+EXAMPLE_QUESTIONS = tuple(q["question"] for q in EXAMPLE_OPERATOR_REPLY["forward_questions"])
+EXAMPLE_NAMES = ("Tobin Marwen", "Agathe Quennel")
 
 
 COREF = """[GSW:coref] You prepare story text for information extraction.
@@ -39,7 +84,7 @@ In one or two sentences, place the excerpt within its chapter: who is present, w
 it happens, and what has just happened before it, using only what the chapter says.
 Reply with those sentences only."""
 
-OPERATOR = f"""[GSW:operator] You read one short passage of a story and write down its semantic map
+OPERATOR = """[GSW:operator] You read one short passage of a story and write down its semantic map
 as JSON: who and what takes part, in which roles and states, which actions connect them, and
 which questions the passage leaves open. A few sentences of background may come first: use them
 to understand the passage (who "the pilot" is, where the scene is), but describe the passage.
@@ -48,38 +93,33 @@ to understand the passage (who "the pilot" is, where the scene is), but describe
    and times, objects, events and activities. Give each an id (e1, e2, ...) and its name as the
    passage writes it, in its fullest form. A name is a noun phrase, never a whole sentence.
 2. Roles and states. For each entity, the roles it plays in this passage as short noun phrases
-   (for example {_q(EXAMPLE_ROLES)}) and, for each role, the states it is in while playing it
-   (for example {_q(EXAMPLE_STATES)}). Write only what the passage supports; the examples show
-   the form, not the content.
-3. Actions. Every action or event as a short verb phrase (for example
-   {_q(EXAMPLE_ACTIONS[:1])}). Include implicit actions: what the passage implies happened
-   without a verb for it (someone who comes back with a medal has taken part and won; a guest
-   with a ticket has bought or received it).
+   and, for each role, the states it is in while playing it.
+3. Actions. Every action or event as a short verb phrase. Include implicit actions: what the
+   passage implies happened without a verb for it (someone who comes back with a medal has taken
+   part and won; a guest with a ticket has bought or received it).
 4. Questions about each action. Go through the checklist who, whom (to or for whom), what,
    where, when, why and how; ask the ones that matter for this action and answer each from the
    passage: answer_entity_ids holds the ids of the entities that answer it, answer_text a short
    answer when no entity fits. When the passage does not answer a question, leave both empty
    (do not write "unknown" or "none"): it stays open, and later passages may answer it.
 5. What may come next. Up to three questions about outcomes the passage sets up but does not
-   settle (for example {_q(EXAMPLE_QUESTIONS)}), each with the ids of the entities it concerns.
+   settle, each with the ids of the entities it concerns.
 
-Reply with one JSON object of this shape:
-{{"entities": [{{"id": "e1", "name": "...", "roles": [{{"role": "...", "states": ["..."]}}]}}],
- "verb_phrases": [{{"phrase": "...", "questions": [{{"kind": "who", "question": "Who ...?",
-   "answer_entity_ids": ["e1"], "answer_text": ""}}]}}],
- "forward_questions": [{{"question": "When will ...?", "entity_ids": ["e1"]}}]}}
-kind is one of who, whom, what, where, when, how, why. Keep lists short; do not repeat items."""
+Every name, role, state, action and answer must come from the passage you are given. The first
+exchange below is a worked example about a different story: it shows the form of a reply, never
+its content. Reply with one JSON object of the same shape; kind is one of who, whom, what,
+where, when, how, why. Keep lists short; do not repeat items."""
 
-SPACETIME = f"""[GSW:spacetime] You tie the participants of a story passage to places and times.
+SPACETIME = """[GSW:spacetime] You tie the participants of a story passage to places and times.
 You get the passage and its entities (id: name). Group together the entities that the
 passage puts at the same place, and those it puts at the same time. An entity belongs to a
 group when the passage places it there, directly or through an event it takes part in. Give
-each group's place or time as the passage words it (for example {_q(EXAMPLE_PLACES)},
-{_q(EXAMPLE_TIMES)}). When the passage shows entities together but names no place (or no
-time) for them, still group them, with value null: a place or time named later reaches them.
-Reply with one JSON object: {{"links": [{{"kind": "space", "value": "...", "entity_ids": ["e1"]}},
-{{"kind": "time", "value": null, "entity_ids": ["e1", "e2"]}}]}}. Reply {{"links": []}} when the
-passage puts no entities together and gives no place and no time."""
+each group's place or time as the passage words it. When the passage shows entities together
+but names no place (or no time) for them, still group them, with value null: a place or time
+named later reaches them. The first exchange below is a worked example about a different
+story; take every value from the passage you are given. Reply with one JSON object of the same
+shape, {"links": [...]}; reply {"links": []} when the passage puts no entities together and
+gives no place and no time."""
 
 FORWARD = """[GSW:open-questions] Earlier passages of a story left some questions unanswered:
 questions about actions, and questions about what would happen next. You get a new passage and
@@ -101,7 +141,21 @@ at most five sentences."""
 
 NER = """[GSW:question-entities] List the named things a question is about: people, places,
 dates, named events or activities, organisations and objects. Copy each as the question
-writes it. Reply with one JSON object: {"entities": ["..."]}."""
+writes it; never list a generic word such as "date", "location" or "event" on its own. The
+first exchange below is a worked example. Reply with one JSON object: {"entities": ["..."]}."""
+
+
+def _with_example(system: str, example_user: str, example_reply: dict, user: str) -> Messages:
+    """System, then the worked example as its own exchange, then the real input last: the shared
+    prefix is byte-identical across calls of one kind, so the server reuses its KV cache."""
+    return [{"role": "system", "content": system},
+            {"role": "user", "content": example_user},
+            {"role": "assistant", "content": json.dumps(example_reply, ensure_ascii=False)},
+            {"role": "user", "content": user}]
+
+
+def _listing(entities: list[tuple[str, str]]) -> str:
+    return "\n".join(f"{eid}: {name}" for eid, name in entities)
 
 
 def coref_messages(text: str) -> Messages:
@@ -115,13 +169,14 @@ def situate_messages(chapter: str, chunk: str) -> Messages:
 
 def operator_messages(chunk: str, context: str = "") -> Messages:
     head = f"Background (where this passage sits): {context}\n\n" if context else ""
-    return [{"role": "system", "content": OPERATOR}, {"role": "user", "content": f"{head}Passage:\n{chunk}"}]
+    return _with_example(OPERATOR, f"Passage:\n{EXAMPLE_PASSAGE}", EXAMPLE_OPERATOR_REPLY,
+                         f"{head}Passage:\n{chunk}")
 
 
 def spacetime_messages(chunk: str, entities: list[tuple[str, str]]) -> Messages:
-    listing = "\n".join(f"{eid}: {name}" for eid, name in entities)
-    return [{"role": "system", "content": SPACETIME},
-            {"role": "user", "content": f"Passage:\n{chunk}\n\nEntities:\n{listing}"}]
+    ex_entities = [(e["id"], e["name"]) for e in EXAMPLE_OPERATOR_REPLY["entities"]]
+    return _with_example(SPACETIME, f"Passage:\n{EXAMPLE_PASSAGE}\n\nEntities:\n{_listing(ex_entities)}",
+                         EXAMPLE_SPACETIME_REPLY, f"Passage:\n{chunk}\n\nEntities:\n{_listing(entities)}")
 
 
 def forward_messages(chunk: str, questions: list[tuple[str, str, str]], known: list[str] | None = None) -> Messages:
@@ -145,4 +200,4 @@ def summary_messages(chapter_title: str, name: str, facts: list[str]) -> Message
 
 
 def ner_messages(question: str) -> Messages:
-    return [{"role": "system", "content": NER}, {"role": "user", "content": f"Question: {question}"}]
+    return _with_example(NER, f"Question: {EXAMPLE_NER[0]}", EXAMPLE_NER[1], f"Question: {question}")

@@ -39,7 +39,8 @@ def _things(text: str) -> list[str]:
 
 
 def _user(messages: list[dict[str, str]]) -> str:
-    return next(m["content"] for m in messages if m["role"] == "user")
+    """The real input: the last user message (a worked example's exchange may come first)."""
+    return [m["content"] for m in messages if m["role"] == "user"][-1]
 
 
 def coref(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
