@@ -50,6 +50,11 @@ class Embedder(ABC):
         self._sem: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
+    def known_dimension(self) -> int | None:
+        """The vectors' length when known without a paid call (an estimate's placeholder vectors
+        must match the cached ones they are compared with); None when unknown."""
+        return getattr(self, "dimensions", None)
+
     def check_ready(self) -> None:
         """Raise ConfigError if the embedder cannot be used (missing key, missing package)."""
         return None
@@ -159,7 +164,7 @@ class Embedder(ABC):
         async def pay(batch: list[tuple[str, int]]) -> None:
             if self.dry is not None:  # harness.estimate: counted, never sent, never cached
                 dims = {len(v) for v in out if v is not None}
-                vecs = self.dry.embed(self, [texts[i] for _, i in batch], dims.pop() if dims else None)
+                vecs = self.dry.embed(self, [texts[i] for _, i in batch], dims.pop() if dims else self.known_dimension())
                 dry.update((k, np.asarray(v, dtype=np.float32)) for (k, _), v in zip(batch, vecs, strict=True))
                 return
             guard = self.budget if self.budget is not None and self.budget.limit_usd is not None else None

@@ -92,6 +92,9 @@ class SentenceTransformerEmbedder(Embedder):
         get = getattr(st, "get_embedding_dimension", None) or st.get_sentence_embedding_dimension
         return int(get())
 
+    def known_dimension(self) -> int | None:
+        return self.dimension
+
     def input_tokens(self, text: str) -> int:
         """Word pieces of the whole text, with the two special tokens (no truncation)."""
         st = self._load()

@@ -92,3 +92,16 @@ def test_placeholder_json_validates_against_the_methods_schemas() -> None:
     for model in (judgment_model(3), OperatorOutput, FFAnswers):
         for items in (0, 2):
             model.model_validate(schema_instance(model.model_json_schema(), words=["Ann Example"], items=items))
+
+
+def test_placeholder_vectors_have_the_embedders_dimension_when_nothing_in_the_batch_is_cached() -> None:
+    """Regression: `harness.estimate method=gsw` on a partly cached local index compared 384-dim
+    cached entry vectors with 256-dim placeholder query vectors and crashed in retrieval."""
+    import asyncio
+
+    from model_access.local_embedder import SentenceTransformerEmbedder
+
+    emb = SentenceTransformerEmbedder(model="all-minilm-l6-v2")
+    emb.dry = DryRecorder(output_ratio={})
+    vecs = asyncio.run(emb.embed(["Where did Ida Wren sail?"], input_type="query"))
+    assert vecs.shape == (1, emb.dimension) and emb.dimension == 384
