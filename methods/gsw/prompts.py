@@ -30,29 +30,24 @@ EXAMPLE_OPERATOR_REPLY: dict = {
         {"id": "e1", "name": "Tobin Marwen", "roles": [
             {"role": "mail boat rower", "states": ["waiting out the storm"]}]},
         {"id": "e2", "name": "Agathe Quennel", "roles": [
-            {"role": "lighthouse keeper", "states": []},
+            {"role": "lighthouse keeper"},
             {"role": "recipient of the parcel", "states": ["signed for the parcel"]}]},
-        {"id": "e3", "name": "Skellwick Pier", "roles": [{"role": "starting point of the crossing", "states": []}]},
-        {"id": "e4", "name": "island of Orran", "roles": [{"role": "destination of the crossing", "states": []}]},
-        {"id": "e5", "name": "June 2, 2029", "roles": [{"role": "date of the crossing", "states": []}]},
-        {"id": "e6", "name": "sealed parcel", "roles": [{"role": "delivered mail", "states": []}]},
-        {"id": "e7", "name": "keeper's cottage", "roles": [{"role": "shelter from the storm", "states": []}]}],
+        {"id": "e3", "name": "Skellwick Pier", "roles": [{"role": "starting point of the crossing"}]},
+        {"id": "e4", "name": "island of Orran", "roles": [{"role": "destination of the crossing"}]},
+        {"id": "e5", "name": "June 2, 2029", "roles": [{"role": "date of the crossing"}]},
+        {"id": "e6", "name": "sealed parcel", "roles": [{"role": "delivered mail"}]},
+        {"id": "e7", "name": "keeper's cottage", "roles": [{"role": "shelter from the storm"}]}],
     "verb_phrases": [
         {"phrase": "rowed the mail boat", "questions": [
-            {"kind": "who", "question": "Who rowed the mail boat?", "answer_entity_ids": ["e1"], "answer_text": ""},
-            {"kind": "where", "question": "Where did the crossing end?", "answer_entity_ids": ["e4"],
-             "answer_text": ""},
-            {"kind": "when", "question": "When did the crossing take place?", "answer_entity_ids": ["e5"],
-             "answer_text": ""}]},
+            {"kind": "who", "question": "Who rowed the mail boat?", "answer_entity_ids": ["e1"]},
+            {"kind": "where", "question": "Where did the crossing end?", "answer_entity_ids": ["e4"]},
+            {"kind": "when", "question": "When did the crossing take place?", "answer_entity_ids": ["e5"]}]},
         {"phrase": "handed over the sealed parcel", "questions": [
-            {"kind": "whom", "question": "To whom was the parcel handed?", "answer_entity_ids": ["e2"],
-             "answer_text": ""},
-            {"kind": "why", "question": "Why was the parcel handed over?", "answer_entity_ids": [],
-             "answer_text": ""}]},
+            {"kind": "whom", "question": "To whom was the parcel handed?", "answer_entity_ids": ["e2"]},
+            {"kind": "why", "question": "Why was the parcel handed over?"}]},
         {"phrase": "waited out the storm", "questions": [
-            {"kind": "where", "question": "Where did Tobin Marwen wait?", "answer_entity_ids": ["e7"],
-             "answer_text": ""},
-            {"kind": "why", "question": "Why did Tobin Marwen wait?", "answer_entity_ids": [],
+            {"kind": "where", "question": "Where did Tobin Marwen wait?", "answer_entity_ids": ["e7"]},
+            {"kind": "why", "question": "Why did Tobin Marwen wait?",
              "answer_text": "the weather turned before noon"}]}],
     "forward_questions": [
         {"question": "When will Tobin Marwen row back to Skellwick Pier?", "entity_ids": ["e1", "e3"]}]}
@@ -63,7 +58,7 @@ EXAMPLE_NER = ("Where did Tobin Marwen deliver the sealed parcel on June 2, 2029
                {"entities": ["Tobin Marwen", "sealed parcel", "June 2, 2029"]})
 
 EXAMPLE_ROLES = tuple(r["role"] for e in EXAMPLE_OPERATOR_REPLY["entities"] for r in e["roles"])
-EXAMPLE_STATES = tuple(s for e in EXAMPLE_OPERATOR_REPLY["entities"] for r in e["roles"] for s in r["states"])
+EXAMPLE_STATES = tuple(s for e in EXAMPLE_OPERATOR_REPLY["entities"] for r in e["roles"] for s in r.get("states", []))
 EXAMPLE_ACTIONS = tuple(v["phrase"] for v in EXAMPLE_OPERATOR_REPLY["verb_phrases"])
 EXAMPLE_PLACES = ("Skellwick Pier", "island of Orran", "keeper's cottage")
 EXAMPLE_TIMES = ("June 2, 2029",)
@@ -108,7 +103,7 @@ to understand the passage (who "the pilot" is, where the scene is), but describe
 Every name, role, state, action and answer must come from the passage you are given. The first
 exchange below is a worked example about a different story: it shows the form of a reply, never
 its content. Reply with one JSON object of the same shape; kind is one of who, whom, what,
-where, when, how, why. Keep lists short; do not repeat items."""
+where, when, how, why. Leave out a field that would be empty. Keep lists short; do not repeat items."""
 
 SPACETIME = """[GSW:spacetime] You tie the participants of a story passage to places and times.
 You get the passage and its entities (id: name). Group together the entities that the
