@@ -1,7 +1,7 @@
 """Where does the time of GSW's local index go? Calls/min and tokens/s per GSW call kind.
 
     python scripts/bench_index_local.py [--model qwen2.5-coder-0.5b] [--chunks 8] [--slots 4]
-        [--variants schema,no_schema] [--full [--cache PATH]]
+        [--variants schema,no_schema] [--full [--cache PATH] [RUN.PY OVERRIDES...]]
 
 Against the real llama.cpp server (started here, stopped at the end; run it on an otherwise idle
 machine), with no cache in the way, it sends GSW's own prompts for the first chapters of the
@@ -63,7 +63,7 @@ class Bench:
     """Sends requests straight to the server and keeps the server's timings per call kind."""
 
     def __init__(self, base_url: str, model: str, slots: int):
-        self.client = httpx.AsyncClient(base_url=base_url, timeout=1800)
+        self.client = httpx.AsyncClient(base_url=base_url.rstrip("/") + "/", timeout=1800)
         self.model = model
         self.sem = asyncio.Semaphore(slots)
         self.rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -76,7 +76,7 @@ class Bench:
             body["response_format"] = response_format
         async with self.sem:
             t0 = time.perf_counter()
-            r = await self.client.post("/v1/chat/completions", json=body)
+            r = await self.client.post("chat/completions", json=body)
             wall = time.perf_counter() - t0
         r.raise_for_status()
         data = r.json()
@@ -128,13 +128,16 @@ def book_chunks(book_units: list[Any], size: int) -> int:
     return sum(len(make_chunks(u.text, size)) for u in book_units)
 
 
-def full_index(model: str, cache: str | None) -> float:
-    """Wall minutes of GSW's whole index of the book through run.py, on a fresh index root."""
+def full_index(model: str, cache: str | None, overrides: list[str]) -> float:
+    """Wall minutes of GSW's whole index of the book through run.py. Without a cache: a fresh
+    cache and index root (every call made). With one: the configured index root, so the index
+    and its calls are kept for later runs."""
     tmp = tempfile.mkdtemp(prefix="bench-gsw-")
     llm = "local_small" if model == "qwen2.5-coder-0.5b" else "local"
+    roots = [f"cache_path={cache}"] if cache else [
+        f"index_root={tmp}/indexes", f"output_root={tmp}/runs", f"cache_path={tmp}/calls.sqlite"]
     cmd = [sys.executable, "run.py", "method=gsw", "dataset=epbench20", f"llm={llm}", f"judge={llm}",
-           "stages=[index]", f"index_root={tmp}/indexes", f"output_root={tmp}/runs", "tracking=none",
-           f"cache_path={cache or tmp + '/calls.sqlite'}"]
+           "stages=[index]", "tracking=none", *roots, *overrides]
     print("full index:", " ".join(cmd), flush=True)
     t0 = time.perf_counter()
     subprocess.run(cmd, cwd=ROOT, check=True, env={**os.environ, "MEMEVAL_PROGRESS": "0"})
@@ -150,6 +153,7 @@ async def main() -> None:
     ap.add_argument("--variants", default="schema,no_schema")
     ap.add_argument("--full", action="store_true", help="time GSW's whole index through run.py instead")
     ap.add_argument("--cache", default=None, help="--full: the cache its calls go to (default: a fresh one)")
+    ap.add_argument("overrides", nargs="*", help="--full: extra run.py overrides, e.g. method.max_concurrent_chapters=2")
     args = ap.parse_args()
     if running_llama_servers():
         print("note: another llama-server is running; figures will be lower than on an idle machine")
@@ -158,7 +162,7 @@ async def main() -> None:
     n_chunks = book_chunks(units, s.chunk_sentences)
     print(f"book: {len(units)} chapters, {n_chunks} chunks of {s.chunk_sentences} sentences (before coreference)")
     if args.full:
-        minutes = full_index(args.model, args.cache)
+        minutes = full_index(args.model, args.cache, args.overrides)
         print(f"gsw index minutes (epbench20, local): {minutes:.1f}")
         return
     spec = LlamaServerSpec(model=args.model, n_parallel=args.slots, threads=args.threads)

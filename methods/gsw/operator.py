@@ -120,7 +120,11 @@ class OperatorStages:
         text, status = await self.coref(unit.text)
         records = [ChunkRecord(id=f"{unit.id}.{i}", chapter=unit.id, index=i, text=c)
                    for i, c in enumerate(make_chunks(text, self.s.chunk_sentences, self.s.chunk_overlap))]
-        outs = await asyncio.gather(*(self.chunk(r, text) for r in records))
+        # The first chunk alone, then the rest at once: its situate call leaves the chapter in
+        # the server's prompt cache, so the other chunks' situate calls reuse that prefix instead
+        # of each slot computing it cold at the same moment (same requests, same replies).
+        outs = [await self.chunk(records[0], text)] if records else []
+        outs += await asyncio.gather(*(self.chunk(r, text) for r in records[1:]))
         return [(r, op, st) for r, (op, st) in zip(records, outs, strict=True)], status
 
 
