@@ -19,6 +19,7 @@ from model_access.embed import Embedder
 from model_access.errors import ConfigError
 from model_access.usage import Price, UsageLedger
 
+from .replay import active_replay
 from .run_folder import config_hash
 from .subset import NAMED, named_subset, stratified_subset, within_units
 
@@ -110,6 +111,9 @@ def build(cfg: DictConfig, check: bool = True) -> Components:
         raise ConfigError("The question subset is empty; check subset.n / subset.ids / subset.name / "
                           "subset.within_units.")
     cache = open_cache(cfg.cache_path, cfg.cache_backend)
+    replay = active_replay()  # a bundle's export/verify: record every read, refuse every fresh call
+    if replay is not None:
+        cache = replay.wrap(cache)
     ledger = _ledger(cfg)
     llm: ChatModel = instantiate(cfg.llm, _partial_=True)(cache=cache, ledger=ledger)
     judge: ChatModel = instantiate(cfg.judge, _partial_=True)(cache=cache, ledger=ledger)
@@ -126,7 +130,9 @@ def build(cfg: DictConfig, check: bool = True) -> Components:
         llm.batch = judge.batch = queue
     for component in (llm, judge, embedder):
         component.budget = budget
-        if check:
+        if replay is not None:
+            component.dry = replay  # nothing is sent, so no key or endpoint is needed
+        elif check:
             component.check_ready()
     ident = identity(cfg)
     run_name = cfg.run_name or f"{cfg.method.name}-{config_hash(ident)}"

@@ -19,6 +19,7 @@ from model_access.usage import usage_from_journal
 
 from .build import Components, build
 from .locking import FolderLock
+from .replay import active_replay
 from .run_folder import RunFolder
 from .scoring import score_run
 from .stages import answer_stage, index_stage, index_store_root, judge_stage
@@ -131,7 +132,7 @@ def _run(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) 
     invocation = f"{meta['started']}-pid{os.getpid()}"
     c.ledger.attach_journal(run_dir / "usage.jsonl", invocation)  # every call, durably, as it completes
     shared: list[str] = []
-    if set(stages) & {"index", "answer", "judge"}:
+    if set(stages) & {"index", "answer", "judge"} and active_replay() is None:  # a replay sends nothing
         shared = _start_servers(c, share=bool(cfg.get("share_servers", False)))
     finished = False
     try:

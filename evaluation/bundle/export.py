@@ -1,0 +1,176 @@
+"""`export`: run folders -> results/<name>/ (runs, index artifacts, calls, report, README, manifest).
+
+Which calls belong to a run is found by replaying it (evaluation/bundle/rerun.py) against the
+cache it was made with: the replay reads exactly the calls the run needs, index included
+(rebuilt in a scratch folder), and may make none. A run that would need a new call, or whose
+replay does not rewrite its metrics.json byte for byte, is not exported: a bundle that verify
+would reject is refused at the source, naming the run and what it lacks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from harness.versions import package_versions
+from model_access.cache import ResponseCache
+from model_access.cache_cli import export as export_calls
+
+from . import readme
+from .manifest import CALLS, FORMAT, MANIFEST, file_hashes, secret_leaks, sha256_file
+from .rerun import Rerun, rerun
+
+REQUIRED = ("config.yaml", "meta.json", "predictions.jsonl", "judgments.jsonl", "metrics.json")
+RUN_SKIP = {"run.log", ".lock"}  # a log of local paths and a lock file: nothing a reader needs
+INDEX_TEXT = {".json", ".jsonl", ".txt", ".dot", ".md", ".graphml", ".csv", ".tsv", ".yaml", ".yml"}
+INDEX_MAX_BYTES = 1_000_000  # a larger index file is a matrix or a table dump, not for reading
+
+
+class BundleError(RuntimeError):
+    """An export that would produce a bundle verify rejects (or cannot be made at all)."""
+
+
+def export_bundle(runs: list[Path], name: str, out_root: Path = Path("results"), cache: Path | None = None,
+                  cache_backend: str | None = None, data_dir: Path | None = None,
+                  reference: Path | None = None, force: bool = False, log: Any = print) -> Path:
+    """Write results/<name>/ from `runs`; returns its path. Raises BundleError, naming each failing run."""
+    dest = out_root / name
+    if dest.exists() and not force:
+        raise BundleError(f"{dest} exists (pass --force to replace it)")
+    rels = _bundle_paths(runs)
+    values = ResponseCache(None)  # every call the replays read, whichever cache held it
+    with tempfile.TemporaryDirectory(prefix="memeval-export-") as tmp:
+        work, stage = Path(tmp), Path(tmp) / "bundle"
+        results: list[Rerun] = []
+        for i, run in enumerate(runs):
+            res = rerun(run, work / f"replay{i}", cache, cache_backend, data_dir, values)
+            log(f"{'OK  ' if res.ok else 'FAIL'} {rels[run]}  {res.seconds:.1f} s  {len(res.keys)} calls read")
+            results.append(res)
+        failed = [r for r in results if not r.ok]
+        if failed:
+            raise BundleError("not exported: " + "; ".join(
+                f"{r.run}: " + " | ".join(r.problems(5)) for r in failed))
+        skipped: list[dict[str, Any]] = []
+        run_entries = [_copy_run(r, rels[r.run], stage, skipped) for r in results]
+        n_calls = export_calls(values, stage / CALLS)
+        by_path = {r.resolve(): rel for r, rel in rels.items()}
+        ref = by_path.get(reference.resolve()) if reference is not None else next(
+            (rels[r] for r in runs if _method(r) == "vanilla"), None)
+        report_note = _report(stage, [rels[r] for r in runs], ref)
+        manifest = {
+            "format": FORMAT, "name": name, "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "git_commit": _git("rev-parse", "HEAD"), "git_dirty": bool(_git("status", "--porcelain")),
+            "versions": package_versions(), "data_versions": sorted({e["data_version"] for e in run_entries}),
+            "runs": run_entries, "reference": ref, "report": report_note,
+            "calls": {"file": CALLS, "entries": n_calls, "sha256": sha256_file(stage / CALLS)},
+            "skipped": skipped,
+        }
+        (stage / "README.md").write_text(readme.render(stage, manifest), encoding="utf-8")
+        leaks = secret_leaks(stage)
+        if leaks:
+            raise BundleError(f"not exported: a secret from the environment appears in {', '.join(leaks)}")
+        manifest["files"] = file_hashes(stage)
+        (stage / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+        if dest.exists():
+            shutil.rmtree(dest)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(stage), dest)
+    size = sum(p.stat().st_size for p in dest.rglob("*") if p.is_file())
+    log(f"bundle {dest}: {len(runs)} runs, {n_calls} calls, {size / 1e6:.2f} MB")
+    return dest
+
+
+def _bundle_paths(runs: list[Path]) -> dict[Path, str]:
+    """runs/<dataset>/<run folder name> for each run; two runs may not share one."""
+    out: dict[Path, str] = {}
+    for run in runs:
+        missing = [f for f in REQUIRED if not (run / f).is_file()]
+        if missing:
+            raise BundleError(f"{run} is not a finished run folder: no {', '.join(missing)}")
+        dataset = json.loads((run / "meta.json").read_text()).get("dataset") or run.parent.name
+        rel = f"runs/{dataset}/{run.name}"
+        if rel in out.values():
+            raise BundleError(f"two runs would both be bundled as {rel}")
+        out[run] = rel
+    return out
+
+
+def _method(run: Path) -> str:
+    return str(json.loads((run / "meta.json").read_text()).get("method"))
+
+
+def _copy_run(res: Rerun, rel: str, stage: Path, skipped: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run folder's files, its readable index artifacts and its key list, into the bundle."""
+    target = stage / rel
+    target.mkdir(parents=True)
+    for f in sorted(res.run.iterdir()):
+        if f.is_file() and f.name not in RUN_SKIP and not f.name.startswith("."):
+            shutil.copy2(f, target / f.name)
+        elif f.is_dir():  # wandb/ (offline W&B files): the run folder's own artifacts say it all
+            skipped.append({"path": f"{rel}/{f.name}/", "bytes": _size(f), "reason": "W&B/tracking folder"})
+    index_rel = None
+    if res.index_dir is not None and res.index_dir.is_dir():
+        index_rel = f"indexes/{res.index_dir.name}"
+        if not (stage / index_rel).exists():
+            _copy_index(res.index_dir, stage / index_rel, index_rel, skipped)
+        if not (stage / index_rel).exists():  # nothing readable (e.g. Embedding RAG keeps no files)
+            index_rel = None
+    keys = stage / "keys" / f"{rel.removeprefix('runs/')}.txt"
+    keys.parent.mkdir(parents=True, exist_ok=True)
+    keys.write_text("".join(f"{k}\n" for k in sorted(res.keys)), encoding="utf-8")
+    meta = json.loads((res.run / "meta.json").read_text())
+    return {"path": rel, "method": meta.get("method"), "dataset": meta.get("dataset"),
+            "data_version": meta.get("data_version"), "n_questions": meta.get("n_questions"),
+            "run_git_commit": meta.get("git_commit"), "calls": len(res.keys),
+            "keys": keys.relative_to(stage).as_posix(), "index_artifacts": index_rel,
+            "export_replay_seconds": round(res.seconds, 1)}
+
+
+def _copy_index(src: Path, dst: Path, rel: str, skipped: list[dict[str, Any]]) -> None:
+    for f in sorted(src.rglob("*")):
+        if not f.is_file() or f.name.startswith(".") or f.name.endswith(".lock"):
+            continue
+        sub = f.relative_to(src).as_posix()
+        size = f.stat().st_size
+        if f.suffix.lower() not in INDEX_TEXT or size > INDEX_MAX_BYTES:
+            reason = "binary" if f.suffix.lower() not in INDEX_TEXT else f"over {INDEX_MAX_BYTES // 1_000_000} MB"
+            skipped.append({"path": f"{rel}/{sub}", "bytes": size,
+                            "reason": f"{reason} index file (embedding matrix / table): not read by the report "
+                                      "or notebooks; verify rebuilds it from the calls"})
+            continue
+        (dst / sub).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(f, dst / sub)
+
+
+def _report(stage: Path, rels: list[str], reference: str | None) -> str:
+    """The comparison report from the bundled run folders (`python -m evaluation.report`)."""
+    from evaluation.report import ReportError, build_report
+
+    runs = [Path(r) for r in rels]
+    with contextlib.chdir(stage):  # the report names its runs by these bundle-relative paths
+        try:
+            build_report(runs, Path("report"), Path(reference) if reference else None)
+            return f"python -m evaluation.report {' '.join(rels)}" + (f" --reference {reference}" if reference else "")
+        except ReportError as exc:
+            if reference is None:
+                raise BundleError(f"the report cannot be made from these runs: {exc}") from exc
+            build_report(runs, Path("report"), None)  # runs that cannot be paired still get their tables
+            return f"python -m evaluation.report {' '.join(rels)} (no paired differences: {exc})"
+
+
+def _size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def _git(*args: str) -> str | None:
+    try:
+        return subprocess.run(["git", *args], capture_output=True, text=True, check=True,
+                              cwd=Path(__file__).parent).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None

@@ -1,0 +1,117 @@
+"""The bundle's manifest (sha256 of every file), its secret scan, and its README.
+
+Why hashes of every file: verify and import check them before trusting anything, so a bundle
+edited or damaged after export (a metrics.json changed by hand, a truncated calls file) is
+refused by name instead of replayed. Why a secret scan: config.yaml is redacted by the harness,
+but a bundle is meant to be published, so the values of the environment's key variables are
+searched for in every byte (the calls file decompressed) before the bundle is written.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+FORMAT = "memeval-bundle/1"
+MANIFEST = "manifest.json"
+CALLS = "calls.jsonl.gz"
+_SECRET_VAR = re.compile(r"(API_?KEY|SECRET|TOKEN|PASSWORD)", re.IGNORECASE)
+
+# Dataset families and their licences (../shared/data/SOURCES.md, README "Licences of the data").
+LICENCES = {
+    "epbench": "EpBench (Huet et al., ICLR 2025; github ahstat/episodic-memory-benchmark, figshare "
+               "10.6084/m9.figshare.28244480): MIT",
+    "locomo": "LoCoMo (Maharana et al., ACL 2024; github snap-research/LoCoMo): CC BY-NC 4.0 "
+              "(non-commercial use only; attribution required)",
+    "longmemeval": "LongMemEval (Wu et al., ICLR 2025; github xiaowu0162/LongMemEval): MIT",
+}
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def file_hashes(root: Path) -> dict[str, str]:
+    """{posix path relative to root: sha256} for every file but the manifest itself."""
+    rels = (p.relative_to(root).as_posix() for p in sorted(root.rglob("*")) if p.is_file())
+    return {rel: sha256_file(root / rel) for rel in rels if rel != MANIFEST}
+
+
+def load_manifest(bundle: Path) -> dict[str, Any]:
+    path = bundle / MANIFEST
+    if not path.is_file():
+        raise FileNotFoundError(f"{bundle} is not a result bundle: no {MANIFEST}")
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    if manifest.get("format") != FORMAT:
+        raise ValueError(f"{path}: format {manifest.get('format')!r}, expected {FORMAT!r}")
+    return manifest
+
+
+def check_files(bundle: Path, manifest: dict[str, Any]) -> list[str]:
+    """Every listed file present with its sha256; problems as lines naming the file."""
+    problems = []
+    for rel, digest in manifest["files"].items():
+        path = bundle / rel
+        if not path.is_file():
+            problems.append(f"missing: {rel}")
+        elif sha256_file(path) != digest:
+            problems.append(f"sha256 mismatch (changed since export): {rel}")
+    return problems
+
+
+def unlisted(bundle: Path, manifest: dict[str, Any]) -> list[str]:
+    listed = set(manifest["files"]) | {MANIFEST}
+    return [p.relative_to(bundle).as_posix() for p in sorted(bundle.rglob("*"))
+            if p.is_file() and p.relative_to(bundle).as_posix() not in listed]
+
+
+def secret_leaks(root: Path) -> list[str]:
+    """Files under root holding the value of any secret-named environment variable."""
+    secrets = [v.encode() for k, v in os.environ.items() if _SECRET_VAR.search(k) and len(v) >= 8]
+    if not secrets:
+        return []
+    leaks = []
+    for p in sorted(root.rglob("*")):
+        if not p.is_file():
+            continue
+        data = gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
+        leaks += [p.relative_to(root).as_posix() for s in secrets if s in data][:1]
+    return leaks
+
+
+def family(dataset: str) -> str:
+    for name in LICENCES:
+        if dataset.startswith(name):
+            return name
+    return "custom"
+
+
+def judge_agreement(metrics: dict[str, Any]) -> str:
+    """One phrase: how the run's LLM judge lines up with a model-free check."""
+    agree = metrics.get("agreement")
+    if isinstance(agree, dict) and agree.get("n_items") is not None:
+        item, q = agree.get("item_agreement"), agree.get("question_agreement")
+        return (f"judge vs deterministic matcher: {_pct(item)} of {agree['n_items']} gold items, "
+                f"{_pct(q)} of {agree.get('n_questions')} questions agree")
+    jf = metrics.get("judge_f1")
+    if isinstance(jf, dict):
+        credit = str(metrics.get("credit") or "raw")
+        d = jf.get(credit) or next(iter(jf.values()), {})
+        if isinstance(d, dict) and "agreement" in d:
+            auc = d.get("auc")
+            return (f"{credit} judge vs token F1 >= {d.get('threshold')}: {_pct(d.get('agreement'))} of "
+                    f"{d.get('n')} answers agree, AUC {'n/a' if auc is None else f'{auc:.2f}'}")
+    return "n/a"
+
+
+def _pct(x: Any) -> str:
+    return "n/a" if x is None else f"{100 * float(x):.0f}%"

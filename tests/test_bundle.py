@@ -1,0 +1,258 @@
+"""Result bundles on scripted runs: export -> verify passes with no request to any server, and
+verify fails on an edited metrics.json, a removed call (a cache miss that names the call and
+reaches no server) and a changed byte; import loads the calls into an empty cache; the
+baselines' proxy calls are recorded and refused like in-process ones."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import shutil
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, _data_dir, run_cli, scripted_overrides
+from scripted_server import ScriptedServer
+
+from evaluation.bundle import BundleError, export_bundle, import_calls, verify_bundle
+from evaluation.bundle.rerun import rerun
+from harness.replay import Replay
+from model_access.cache import ResponseCache
+from model_access.cache_store import open_cache
+
+RUNS = (["method=embedding_rag", "subset.n=4"], ["method=seem", "subset.n=2", "method.max_passages=4"])
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory) -> Iterator[tuple[ScriptedServer, Path, Path]]:
+    """Two scripted runs (SEEM builds an LLM index), exported through the CLI; the server stays
+    up, so any request a replay sent would be answered, and counted."""
+    tmp = tmp_path_factory.mktemp("bundle")
+    with ScriptedServer() as server:
+        for extra in RUNS:
+            done = run_cli([*extra, "dataset=epbench20", *scripted_overrides(server, tmp, _data_dir())])
+            assert done.returncode == 0, done.stderr[-3000:]
+        runs = sorted(str(p) for p in (tmp / "runs" / "epbench20").iterdir())
+        import subprocess
+
+        done = subprocess.run([sys.executable, "-m", "evaluation.bundle", "export", *runs, "--name", "scripted",
+                               "--out", str(tmp / "results")], capture_output=True, text=True, cwd=ROOT, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+        yield server, tmp, tmp / "results" / "scripted"
+
+
+def _verify(bundle: Path) -> tuple[int, str]:
+    out: list[str] = []
+    rc = verify_bundle(bundle, log=out.append)
+    return rc, "\n".join(out)
+
+
+def _copy(bundle: Path, tmp: Path) -> Path:
+    return Path(shutil.copytree(bundle, tmp / "copy"))
+
+
+def _rehash(bundle: Path, rel: str) -> None:
+    """Update the manifest for an edited file: the edit must then be caught by the replay itself."""
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    manifest["files"][rel] = hashlib.sha256((bundle / rel).read_bytes()).hexdigest()
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _run_rel(bundle: Path, method: str) -> str:
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    return next(r["path"] for r in manifest["runs"] if r["method"] == method)
+
+
+def test_export_layout_and_verify_passes_without_any_request(made, monkeypatch) -> None:
+    server, _, bundle = made
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    assert {r["method"] for r in manifest["runs"]} == {"embedding_rag", "seem"}
+    for rel in ("README.md", "calls.jsonl.gz", "report/report.md", "report/report.html"):
+        assert rel in manifest["files"], rel
+    seem = next(r for r in manifest["runs"] if r["method"] == "seem")
+    assert seem["index_artifacts"] and (bundle / seem["index_artifacts"] / "epbench20" / "memory.json").is_file()
+    for r in manifest["runs"]:
+        for name in ("config.yaml", "meta.json", "predictions.jsonl", "judgments.jsonl", "metrics.json",
+                     "usage.json", "usage.jsonl", "results.md", "index.json"):
+            assert f"{r['path']}/{name}" in manifest["files"], (r["path"], name)
+        assert r["calls"] == len((bundle / r["keys"]).read_text().split()) > 0
+    with gzip.open(bundle / "calls.jsonl.gz", "rt") as fh:
+        exported = {json.loads(line)["key"] for line in fh}
+    assert exported == {k for r in manifest["runs"] for k in (bundle / r["keys"]).read_text().split()}
+    assert manifest["calls"]["entries"] == len(exported)
+    assert manifest["data_versions"] and manifest["git_commit"] and manifest["versions"]["numpy"]
+    readme = (bundle / "README.md").read_text()
+    assert "MIT" in readme and "not accuracy against human labels" in readme and "GPT-4o" in readme
+    assert "runs/epbench20/" in (bundle / "report" / "report.md").read_text()
+    assert "/tmp" not in (bundle / "report" / "report.md").read_text()
+
+    from model_access.local_server import LocalServerPool
+
+    monkeypatch.setattr(LocalServerPool, "start", lambda *a, **k: pytest.fail("verify started a model server"))
+    before = server.count()
+    rc, out = _verify(bundle)
+    assert rc == 0, out
+    assert out.count("\nOK   runs/epbench20/") == 2 and "calls replayed" in out
+    assert out.splitlines()[-1].startswith("verify OK: 2/2 runs")
+    assert server.count() == before, "verify sent a request to the model server"
+
+
+def test_verify_fails_when_a_metrics_json_is_edited(made, tmp_path) -> None:
+    bundle = _copy(made[2], tmp_path)
+    rel = f"{_run_rel(bundle, 'embedding_rag')}/metrics.json"
+    metrics = json.loads((bundle / rel).read_text())
+    metrics["overall"]["f1"] = 0.999
+    (bundle / rel).write_text(json.dumps(metrics, indent=2))
+    rc, out = _verify(bundle)
+    assert rc == 1 and "sha256 mismatch" in out and rel in out  # the manifest catches it first
+    _rehash(bundle, rel)  # a consistent forgery: the replay itself must catch it
+    rc, out = _verify(bundle)
+    assert rc == 1, out
+    assert "metrics.json differs: overall.f1: 0.999 ->" in out and "FAIL runs/epbench20/embedding_rag" in out
+    assert "OK   runs/epbench20/seem" in out and out.splitlines()[-1].startswith("verify FAILED: 1 of 2")
+
+
+def test_verify_fails_on_a_missing_call_without_contacting_the_server(made, tmp_path) -> None:
+    server, _, original = made
+    bundle = _copy(original, tmp_path)
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    keys = {r["method"]: set((bundle / r["keys"]).read_text().split()) for r in manifest["runs"]}
+    with gzip.open(bundle / "calls.jsonl.gz", "rt") as fh:
+        lines = fh.readlines()
+    seem_only = [ln for ln in lines if json.loads(ln)["key"] in keys["seem"] - keys["embedding_rag"]
+                 and "text" in json.loads(ln)["value"]]  # a chat call only SEEM made
+    lines.remove(seem_only[0])
+    with gzip.open(bundle / "calls.jsonl.gz", "wt") as fh:
+        fh.writelines(lines)
+    rc, out = _verify(bundle)
+    assert rc == 1 and "calls.jsonl.gz" in out and "sha256 mismatch" in out
+    _rehash(bundle, "calls.jsonl.gz")
+    before = server.count()
+    rc, out = _verify(bundle)
+    assert rc == 1, out
+    assert "FAIL runs/epbench20/seem" in out and "new model call needed: chat scripted-llm" in out
+    assert json.loads(seem_only[0])["key"] in out  # the missing call is named by its key
+    assert "OK   runs/epbench20/embedding_rag" in out
+    assert server.count() == before, "a cache miss reached the model server"
+
+
+def test_verify_fails_when_a_bundled_file_changes(made, tmp_path) -> None:
+    bundle = _copy(made[2], tmp_path)
+    rel = f"{_run_rel(bundle, 'seem')}/predictions.jsonl"
+    with open(bundle / rel, "ab") as fh:
+        fh.write(b" ")
+    rc, out = _verify(bundle)
+    assert rc == 1 and f"sha256 mismatch (changed since export): {rel}" in out
+    assert "calls replayed" not in out  # nothing is replayed from a bundle that fails its manifest
+    (bundle / "README.md").unlink()
+    rc, out = _verify(bundle)
+    assert rc == 1 and "missing: README.md" in out
+
+
+def test_import_loads_calls_into_an_empty_cache(made, tmp_path) -> None:
+    bundle = made[2]
+    entries = json.loads((bundle / "manifest.json").read_text())["calls"]["entries"]
+    cache_path = tmp_path / "empty.sqlite"
+    out: list[str] = []
+    assert import_calls(bundle, cache_path, log=out.append) == 0
+    cache = open_cache(cache_path, "sqlite")
+    assert len(list(cache.items())) == entries > 0
+    cache.close()
+    assert f"{entries} added, 0 already cached" in out[-1]
+    assert import_calls(bundle, cache_path, log=out.append) == 0
+    assert f"0 added, {entries} already cached" in out[-1]  # never overwrites
+    tampered = _copy(bundle, tmp_path)
+    (tampered / "calls.jsonl.gz").write_bytes(b"")
+    assert import_calls(tampered, tmp_path / "other.sqlite", log=out.append) == 1
+
+
+def test_export_refuses_a_run_whose_calls_are_not_all_cached(made, tmp_path) -> None:
+    _, tmp, bundle = made
+    partial = tmp_path / "partial.sqlite"
+    cache = open_cache(partial, "sqlite")
+    with gzip.open(bundle / "calls.jsonl.gz", "rt") as fh:
+        rows = [json.loads(line) for line in fh]
+    for row in rows[1:]:  # every call but the first
+        cache.put(row["key"], row["value"])
+    cache.close()
+    runs = sorted((tmp / "runs" / "epbench20").iterdir())
+    with pytest.raises(BundleError) as err:
+        export_bundle(runs, "partial", tmp_path / "results", cache=partial, log=lambda *_: None)
+    assert "new model call needed" in str(err.value) and rows[0]["key"] in str(err.value)
+    assert not (tmp_path / "results" / "partial").exists()
+
+
+def test_a_local_server_config_replays_without_starting_the_server(made, tmp_path, monkeypatch) -> None:
+    """The default llm=local starts llama.cpp eagerly; a replay must not (every call is cached)."""
+    import yaml
+
+    from model_access.local_server import LocalServerPool
+
+    _, tmp, _ = made
+    src = next((tmp / "runs" / "epbench20").glob("embedding_rag-*"))
+    run = Path(shutil.copytree(src, tmp_path / src.name))
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    for part in ("llm", "judge"):  # not in the run's identity or cache keys: same folder, same calls
+        cfg[part]["server"] = {"_target_": "model_access.local_server.LlamaServerSpec", "model": "qwen2.5-coder-0.5b"}
+    (run / "config.yaml").write_text(yaml.safe_dump(cfg))
+    monkeypatch.setattr(LocalServerPool, "start", lambda *a, **k: pytest.fail("a replay started llama.cpp"))
+    res = rerun(run, tmp_path / "work", tmp / "cache.sqlite", "sqlite")
+    assert res.ok, res.problems()
+    assert res.out_dir is not None and res.out_dir.name == run.name and len(res.keys) > 0
+
+
+def _post(url: str, body: dict) -> tuple[int, dict]:
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_the_baselines_proxy_calls_are_recorded_and_refused(tmp_path) -> None:
+    """graphrag/lightrag/hipporag2 call back through methods.external.proxy; a replay sees those
+    calls (shared cache, copied `dry`) and refuses an uncached one with a 400, sending nothing."""
+    from methods.external.proxy import ModelProxy
+    from model_access.chat import ChatModel
+    from model_access.embed import OpenAICompatibleEmbedder
+
+    chat_req = {"model": "x", "messages": [{"role": "user", "content": "Material: Anna Smith met Bob Jones."}]}
+    emb_req = {"model": "y", "input": ["a chapter", "another chapter"]}
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    with ScriptedServer() as server:
+        def components(c: object) -> tuple[ChatModel, OpenAICompatibleEmbedder]:
+            return (ChatModel("scripted-llm", base_url=server.base_url, api_key_env=None, cache=c),
+                    OpenAICompatibleEmbedder("hashed-bow", base_url=server.base_url, api_key_env=None, cache=c))
+
+        with ModelProxy(*components(cache)) as proxy:  # a normal run: pays and caches
+            assert _post(proxy.base_url + "/chat/completions", chat_req)[0] == 200
+            assert _post(proxy.base_url + "/embeddings", emb_req)[0] == 200
+        paid = server.count()
+        replay = Replay()
+        chat, emb = components(replay.wrap(cache))
+        chat.dry = emb.dry = replay  # what harness.build does inside harness.replay.replaying
+        with ModelProxy(chat, emb) as proxy:
+            assert _post(proxy.base_url + "/chat/completions", chat_req)[0] == 200
+            assert _post(proxy.base_url + "/embeddings", emb_req)[0] == 200
+            status, body = _post(proxy.base_url + "/chat/completions",
+                                 {"model": "x", "messages": [{"role": "user", "content": "never asked"}]})
+        assert status == 400 and "not in the cache" in body["error"]["message"]
+        assert server.count() == paid, "the replay sent a request"
+    assert len(replay.keys) == 3  # one chat reply, two embeddings
+    assert len(replay.refused) == 1 and "never asked" in replay.refused[0]
+
+
+def test_export_refuses_to_write_a_secret(made, tmp_path, monkeypatch) -> None:
+    """A value of a key-named environment variable found anywhere in the bundle stops the export."""
+    _, tmp, _ = made
+    monkeypatch.setenv("LEAKY_API_KEY", "scripted-judge")  # a string every run's meta.json holds
+    run = next((tmp / "runs" / "epbench20").glob("embedding_rag-*"))
+    with pytest.raises(BundleError, match="a secret from the environment appears in"):
+        export_bundle([run], "leaky", tmp_path / "results", log=lambda *_: None)
+    assert not (tmp_path / "results" / "leaky").exists()
