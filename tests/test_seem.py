@@ -266,3 +266,17 @@ def test_text_keyed_extraction_is_shared_across_haystacks_with_different_dates(t
     assert len(asked) == 3  # the shared session once, not twice
     assert all("Passage date: unknown" in x for x in asked)
     assert len(list((tmp_path / "_passages").glob("t*.json"))) == 3
+
+
+def test_a_guard_change_gives_the_index_a_new_identity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression: a stored SEEM index built before a guard change was reused, while a bundle
+    replay rebuilt it with the new guard and disagreed with the stored run. The guard version is
+    part of the index-defining settings, so the two can no longer share a folder."""
+    import methods.seem.method as seem_method
+    from harness.run_folder import config_hash
+
+    with ScriptedServer() as server:
+        before = config_hash(_method("seem", server, tmp_path, ContextCap(max_units=3)).params())
+        monkeypatch.setattr(seem_method, "GUARD_VERSION", "seem-guard-test")
+        after = config_hash(_method("seem", server, tmp_path, ContextCap(max_units=3)).params())
+    assert before != after

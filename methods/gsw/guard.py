@@ -28,6 +28,10 @@ from .prompts import (
 )
 from .schemas import OperatorOutput, SpaceTimeOutput
 
+# Part of the index identity (GSW.params): what the guard drops changes the stored workspaces
+# without any new model call, so an index built under another guard must not be reused.
+GUARD_VERSION = "gsw-guard-3"  # 3: the worked example of gsw-prompts-3, and gsw-prompts-2's values
+
 # The example values of the first prompt version (gsw-prompts-1), which came from the 20-chapter
 # EpBench book. They are not in any prompt any more; the guard and scripts/audit_gsw_operator.py
 # still recognise them so that indexes built with the old prompts can be measured.

@@ -21,6 +21,7 @@ from datasets.types import Corpus, Question, Unit
 from model_access.errors import JsonOutputError, ModelCallError
 
 from ..base import IndexStore, MemoryMethod, Retrieval, Services
+from .guard import GUARD_VERSION
 from .operator import OperatorStages, StageSettings, outputs_of
 from .prompts import PROMPT_VERSION, ner_messages
 from .qa import Entry, NameMatcher, entries_from, format_context, rank, select
@@ -87,7 +88,7 @@ class GSW(MemoryMethod):
 
     def params(self) -> dict[str, Any]:
         """What defines the index (QA settings do not: ablations of retrieval share one index)."""
-        return {"prompt_version": PROMPT_VERSION, **vars(self.settings), "reconcile_scope": self.reconcile_scope,
+        return {"prompt_version": PROMPT_VERSION, "guard_version": GUARD_VERSION, **vars(self.settings), "reconcile_scope": self.reconcile_scope,
                 **self.recon_kw, "summary_min_mentions": self.summary_min_mentions,
                 "summary_max_tokens": self.summary_max_tokens, "max_chapters": self.max_chapters}
 

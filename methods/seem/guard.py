@@ -18,6 +18,11 @@ from typing import Any
 from ..output_guard import ChunkText, copied
 from .prompts import EXAMPLE_NAMES, EXAMPLE_VALUES
 
+# Part of the index identity (SeemMethod.params): a guard change alters stored frames without any
+# new model call, so an index built under an older guard must not be reused (a bundle replay
+# rebuilds it with the current guard and would otherwise disagree with the stored run).
+GUARD_VERSION = "seem-guard-2"  # 2: also drops a summary naming the example's people
+
 _SLOTS = ("time_raw", "location", "reason", "method")
 
 

@@ -30,6 +30,7 @@ from .graph import (
     question_seeds,
     top_facts,
 )
+from .guard import GUARD_VERSION
 from .prompts import PROMPT_VERSION
 from .retrieval import BM25Frames, dense_ranking, graph_ranking, rrf
 from .rpe import expand, fit_tokens, render_context
@@ -91,7 +92,7 @@ class SEEM(MemoryMethod):
     def params(self) -> dict[str, Any]:
         """What defines the index (retrieval settings do not: retrieval ablations share one)."""
         f = self.fusion
-        return {"prompt_version": PROMPT_VERSION, "mode": self.mode,
+        return {"prompt_version": PROMPT_VERSION, "guard_version": GUARD_VERSION, "mode": self.mode,
                 "segments": self.segments if self.mode == "incremental" else None,
                 "window_turns": self.window_turns, "with_date": self.with_date,
                 "max_passages": self.max_passages, "fusion": self.fusion_on,
