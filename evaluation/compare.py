@@ -12,13 +12,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from statistics import mean
 from typing import Any
 
-from harness.run_folder import RunFolder
-from harness.scoring import load_protocol
-
 from .protocol import fmt
+from .runs.scored import ReportError, Run, load_run
 from .stats import paired_difference
 
 GROUP_KEYS = ("buckets", "categories", "types", "by_answer_kind")
@@ -53,56 +50,38 @@ def _retrieval_cells(m: dict[str, Any]) -> list[str]:
     return [f"{fmt(ret['gold_recall'])} ± {fmt(ret['gold_recall_std'])}", split]
 
 
-def load_run(path: Path) -> dict[str, Any]:
-    run = RunFolder(path)
-    metrics = run.read_json("metrics.json")
-    meta = run.read_json("meta.json")
-    preds = run.read_jsonl("predictions.jsonl")
-    usage = run.read_json("usage.json") if (path / "usage.json").exists() else {}
-    totals = usage.get("totals", {})
-    cost = sum(totals.get(k, {}).get("cost_usd", 0.0) for k in ("fresh", "cached"))
-    return {"path": path, "metrics": metrics, "meta": meta,
-            "ctx": mean(p["context_tokens"] for p in preds) if preds else None, "cost": cost}
-
-
-def question_scores(path: Path) -> dict[str, float]:
-    run = RunFolder(path)
-    protocol = load_protocol(run)
-    return protocol.question_scores(run.read_jsonl("judgments.jsonl"), run.read_jsonl("predictions.jsonl"))
-
-
-def comparison_table(runs: list[dict[str, Any]]) -> str:
-    group_key = next((k for k in GROUP_KEYS if k in runs[0]["metrics"]), None)
+def comparison_table(runs: list[Run]) -> str:
+    group_key = next((k for k in GROUP_KEYS if k in runs[0].metrics), None)
     groups: list[str] = []
     for r in runs:
-        for g in r["metrics"].get(group_key, {}) if group_key else {}:
+        for g in r.metrics.get(group_key, {}) if group_key else {}:
             if g not in groups:
                 groups.append(g)
-    metric_name = _headline(runs[0]["metrics"]["overall"])[0]
+    metric_name = _headline(runs[0].metrics["overall"])[0]
     head = ["method", "overall", *groups, "gold recall", "correct / gen. / partial / retr. miss",
             "ctx tokens", "cost USD"]
     lines = [f"Metric: {metric_name} ± bootstrap std (precision / recall where defined).", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in runs:
-        m = r["metrics"]
-        cells = [r["meta"].get("method", r["path"].name), _cell(m["overall"]),
+        m, ctx = r.metrics, r.mean_context_tokens
+        cells = [r.meta.get("method", r.path.name), _cell(m["overall"]),
                  *(_cell(m.get(group_key, {}).get(g)) for g in groups), *_retrieval_cells(m),
-                 fmt(r["ctx"], 0) if r["ctx"] is not None else "–", f"{r['cost']:.4f}"]
+                 fmt(ctx, 0) if ctx is not None else "–", f"{r.cost('fresh') + r.cost('cached'):.4f}"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
-def provenance_lines(runs: list[dict[str, Any]]) -> list[str]:
+def provenance_lines(runs: list[Run]) -> list[str]:
     keys = ("answer_model", "judge_model", "data_version", "subset", "context_cap")
     out = []
     for key in keys:
-        values = sorted({str(r["meta"].get(key)) for r in runs})
+        values = sorted({str(r.meta.get(key)) for r in runs})
         flag = "" if len(values) == 1 else "  <-- DIFFERS: these runs do not compare"
         out.append(f"- {key}: {' | '.join(values)}{flag}")
-    policies = sorted({", ".join(str(r["metrics"][k]) for k in ("policy", "credit") if k in r["metrics"]) or "-"
+    policies = sorted({", ".join(str(r.metrics[k]) for k in ("policy", "credit") if k in r.metrics) or "-"
                        for r in runs})  # e.g. "lenient, grounded": runs differing in credit do not compare
     out.append(f"- scoring: {' | '.join(policies)}" + ("" if len(policies) == 1 else "  <-- DIFFERS"))
-    if not any("gpt-4o" in str(r["meta"].get("answer_model", "")).lower() for r in runs):
+    if not any("gpt-4o" in str(r.meta.get("answer_model", "")).lower() for r in runs):
         out.append("- NOTE: not GPT-4o answering; not comparable to the published GPT-4o figures")
     return out
 
@@ -114,17 +93,22 @@ def main(argv: list[str] | None = None) -> int:
                     help="report paired bootstrap differences of every run against this one")
     ap.add_argument("--out", type=Path, default=None, help="also write the Markdown here")
     args = ap.parse_args(argv)
-    runs = [load_run(p) for p in args.runs]
+    try:
+        runs = [load_run(p) for p in args.runs]
+        reference = load_run(args.reference) if args.reference else None
+    except ReportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     parts = [*provenance_lines(runs), "", comparison_table(runs)]
-    if args.reference:
-        ref = question_scores(args.reference)
+    if reference is not None:
+        ref = reference.question_scores
         parts += ["", f"Paired bootstrap differences vs {args.reference} (same questions, 1000 resamples):", "",
                   "| method | n | diff | std | 95% CI | p |", "|---|---|---|---|---|---|"]
         for r in runs:
-            if r["path"].resolve() == args.reference.resolve():
+            if r.path.resolve() == reference.path.resolve():
                 continue
-            d = paired_difference(question_scores(r["path"]), ref)
-            parts.append(f"| {r['meta'].get('method')} | {d['n']} | {d['diff']:+.3f} | {d['diff_std']:.3f} "
+            d = paired_difference(r.question_scores, ref)
+            parts.append(f"| {r.meta.get('method')} | {d['n']} | {d['diff']:+.3f} | {d['diff_std']:.3f} "
                          f"| [{d['ci95_low']:+.3f}, {d['ci95_high']:+.3f}] | {d['p_two_sided']:.3f} |")
     text = "\n".join(parts) + "\n"
     print(text)

@@ -5,7 +5,7 @@ per gold item, P/R/F1 under the lenient or harsh policy); a free-text gold answe
 CORRECT/WRONG judge verdict plus token F1 (stemmed, as LoCoMo's). A question's headline score is
 its item F1 or its verdict (1/0); tables show both kinds and every stratum the data declares.
 `credit` picks raw (the judge's) or grounded credit (only what the answer text supports), as on
-the benchmarks (grounding.py for items, conversation_grounding.py for free text).
+the benchmarks (epbench/grounding.py for items, conversations/grounding.py for free text).
 """
 
 from __future__ import annotations
@@ -19,16 +19,16 @@ from datasets.types import Dataset, Question
 from model_access.chat import ChatModel
 from model_access.errors import JsonOutputError
 
-from .conversation_grounding import check_credit, ground_verdict
-from .epbench_judge import PROMPT_VERSION as ITEM_JUDGE_VERSION
-from .epbench_judge import judge_one
-from .epbench_scoring import POLICIES, dedupe_gold, score_question
-from .grounding import ground
-from .locomo import Verdict
+from .conversations.grounding import check_credit, ground_verdict
+from .conversations.locomo import Verdict
+from .conversations.text_overlap import token_f1
+from .epbench.grounding import ground
+from .epbench.judge import PROMPT_VERSION as ITEM_JUDGE_VERSION
+from .epbench.judge import judge_one
+from .epbench.scoring import POLICIES, dedupe_gold, score_question
 from .protocol import Protocol, fmt, provenance_header
 from .retrieval_diagnostics import question_diagnostics
 from .stats import bootstrap_std, nanmean
-from .text_overlap import token_f1
 
 TEXT_JUDGE_VERSION = "custom-text-judge-v1"
 ANSWER_PROMPT_VERSION = "custom-answer-v1"

@@ -13,9 +13,9 @@ import json
 import sys
 from pathlib import Path
 
-from harness.locking import FolderBusyError, FolderLock
-from harness.run_folder import RunFolder
-from harness.scoring import score_run
+from .runs.folder import RunFolder
+from .runs.locking import FolderBusyError, FolderLock
+from .runs.scoring import score_run
 
 
 def main(argv: list[str] | None = None) -> int:

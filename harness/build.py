@@ -11,6 +11,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from datasets.types import ContextCap, Dataset, Question
 from evaluation.protocol import Protocol
+from evaluation.runs.folder import config_hash
 from model_access.budget import Budget
 from model_access.cache import CacheBase
 from model_access.cache_store import open_cache
@@ -20,7 +21,6 @@ from model_access.errors import ConfigError
 from model_access.usage import Price, UsageLedger
 
 from .replay import active_replay
-from .run_folder import config_hash
 from .subset import NAMED, named_subset, stratified_subset, within_units
 
 

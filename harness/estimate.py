@@ -27,12 +27,12 @@ from typing import Any
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from evaluation.runs.folder import RunFolder
 from methods.base import MemoryMethod, Services
 from model_access.dry import CallRecord, DryRecorder
 from model_access.usage import Price
 
 from .build import Components, build
-from .run_folder import RunFolder
 
 # Rough GPT-4o priors (completion tokens / max_tokens), replaced by measured values when the cache
 # holds enough calls of the stage: short answers; judge JSON of a few items; GSW's JSON maps.

@@ -13,15 +13,15 @@ from typing import Any
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from evaluation.runs.folder import RunFolder
+from evaluation.runs.locking import FolderLock
+from evaluation.runs.scoring import score_run
 from methods.base import MemoryMethod, Services
 from model_access.budget import BudgetExceeded
 from model_access.usage import usage_from_journal
 
 from .build import Components, build
-from .locking import FolderLock
 from .replay import active_replay
-from .run_folder import RunFolder
-from .scoring import score_run
 from .stages import answer_stage, index_stage, index_store_root, judge_stage
 from .sweep import sweep_name
 from .tracking import log_to_wandb

@@ -12,7 +12,7 @@ def _local_model_sha(name: str) -> str:
 
 
 def _headline_credit(judge_server: object | None) -> str:
-    from evaluation.conversation_grounding import headline_credit
+    from evaluation.conversations.grounding import headline_credit
 
     return headline_credit(judge_server)
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from datasets.types import Question
 from evaluation.retrieval_diagnostics import unit_token_attribution
+from evaluation.runs.folder import JsonlAppender, RunFolder, config_hash
 from methods.base import MemoryMethod
 from model_access.tokenizer import count_tokens
 from model_access.usage import collect_calls, stage, summarize_calls
@@ -15,7 +16,6 @@ from model_access.usage import collect_calls, stage, summarize_calls
 from .build import Components
 from .progress import StageProgress
 from .provenance import CapAudit
-from .run_folder import JsonlAppender, RunFolder, config_hash
 
 
 async def index_stage(c: Components, method: MemoryMethod, run: RunFolder) -> dict[str, Any]:

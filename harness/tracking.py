@@ -11,7 +11,7 @@ import os
 import re
 from typing import Any
 
-from .run_folder import RunFolder, redact
+from evaluation.runs.folder import RunFolder, redact
 
 GROUP_KEYS = {"buckets": "bucket", "categories": "category", "types": "question_type"}
 SKIP_COLUMNS = {"context_text", "judge_raw", "retrieval"}  # large; they stay in the run folder

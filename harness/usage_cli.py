@@ -13,9 +13,8 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
+from evaluation.runs.folder import RunFolder
 from model_access.usage import Price, usage_from_journal
-
-from .run_folder import RunFolder
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,7 +10,8 @@ import pytest
 from conftest import run_cli, scripted_overrides
 
 from datasets.types import ContextCap, Corpus, Unit
-from harness.provenance import CapAudit, summarize
+from evaluation.runs.cap_audit import summarize
+from harness.provenance import CapAudit
 from methods.base import Services
 from methods.external.graphrag import GraphRAGMethod
 from methods.external.hipporag2 import HippoRAG2Method

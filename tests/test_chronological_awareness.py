@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cli, scripted_overrides
 
-from evaluation.epbench import EpBenchProtocol
-from evaluation.epbench_order import judge_order, order_of, order_score
+from evaluation.epbench.order import judge_order, order_of, order_score
+from evaluation.epbench.protocol import EpBenchProtocol
 from model_access.cache import ResponseCache
 from model_access.chat import ChatModel
 

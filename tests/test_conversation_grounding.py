@@ -13,13 +13,13 @@ import pytest
 
 from datasets.locomo import NOT_MENTIONED
 from datasets.types import Question
-from evaluation import conversation_judge_check as cjc
 from evaluation import judge_check
-from evaluation.conversation_grounding import f1_agreement, ground_verdict
+from evaluation.conversations import judge_check as cjc
+from evaluation.conversations.grounding import f1_agreement, ground_verdict
+from evaluation.conversations.locomo import LoCoMoProtocol
+from evaluation.conversations.longmemeval import LongMemEvalProtocol
 from evaluation.custom import CustomProtocol
-from evaluation.epbench import EpBenchProtocol
-from evaluation.locomo import LoCoMoProtocol
-from evaluation.longmemeval import LongMemEvalProtocol
+from evaluation.epbench.protocol import EpBenchProtocol
 from model_access.chat import ChatResult
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,8 +17,13 @@ from datasets.integrity import DataFile
 from datasets.locomo import CATEGORY_NAMES, NOT_MENTIONED, LoCoMoLoader, parse_evidence
 from datasets.longmemeval import LongMemEvalLoader, iter_json_array
 from datasets.types import Question
-from evaluation.locomo import PROMPT_VERSION, LoCoMoProtocol
-from evaluation.longmemeval import LongMemEvalProtocol, judge_kind, judge_messages, parse_yes_no
+from evaluation.conversations.locomo import PROMPT_VERSION, LoCoMoProtocol
+from evaluation.conversations.longmemeval import (
+    LongMemEvalProtocol,
+    judge_kind,
+    judge_messages,
+    parse_yes_no,
+)
 from model_access.chat import ChatResult
 
 META = {"answer_model": "m", "judge_model": "j", "data_version": "v", "method": "embedding_rag"}

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, scripted_overrides
 
-from harness.locking import FolderBusyError, FolderLock
-from harness.run_folder import JsonlAppender, read_jsonl_file
+from evaluation.runs.folder import JsonlAppender, read_jsonl_file
+from evaluation.runs.locking import FolderBusyError, FolderLock
 from model_access.usage import Price, UsageLedger, stage, usage_from_journal
 
 

@@ -15,6 +15,7 @@ from conftest import ROOT, run_cli, scripted_overrides
 
 from evaluation import compare, rescore
 from evaluation.retrieval_diagnostics import LABELS
+from evaluation.runs.scored import load_run
 
 EXAMPLE = ROOT / "examples" / "saltmarsh"
 
@@ -59,7 +60,7 @@ def test_example_through_method(scripted, tmp_path: Path, method: str) -> None:
         (run / "metrics.json").unlink()
         assert rescore.main([str(run)]) == 0
         assert [(run / f).read_text() for f in ("metrics.json", "results.md", "judgments.jsonl")] == before
-        table = compare.comparison_table([compare.load_run(run)])
+        table = compare.comparison_table([load_run(run)])
         assert "| gold recall | correct / gen. / partial / retr. miss |" in table
         labels = metrics["retrieval"]["overall"]["labels"]
         assert " / ".join(str(labels[k]) for k in LABELS[:4]) in table

@@ -7,8 +7,8 @@ import math
 import pytest
 
 from datasets.epbench import bucket_of
-from evaluation.epbench import EpBenchProtocol
-from evaluation.epbench_scoring import dedupe_gold, score_question
+from evaluation.epbench.protocol import EpBenchProtocol
+from evaluation.epbench.scoring import dedupe_gold, score_question
 
 
 def test_zero_cue_question_scores_one_only_when_nothing_claimed() -> None:

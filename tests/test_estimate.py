@@ -86,7 +86,7 @@ def test_repeated_prefixes_count_as_cached_input() -> None:
 
 
 def test_placeholder_json_validates_against_the_methods_schemas() -> None:
-    from evaluation.epbench_judge import judgment_model
+    from evaluation.epbench.judge import judgment_model
     from methods.gsw.schemas import FFAnswers, OperatorOutput
 
     for model in (judgment_model(3), OperatorOutput, FFAnswers):

@@ -147,7 +147,7 @@ def test_secrets_never_reach_run_artifacts(scripted, tmp_path, data_dir) -> None
 
 
 def test_redaction_blanks_secret_values_but_keeps_variable_names() -> None:
-    from harness.run_folder import REDACTED, redact
+    from evaluation.runs.folder import REDACTED, redact
 
     cfg = {"llm": {"api_key": "sk-123", "api_key_env": "OPENAI_API_KEY", "nested": [{"token": "t"}]}}
     out = redact(cfg)
@@ -156,7 +156,7 @@ def test_redaction_blanks_secret_values_but_keeps_variable_names() -> None:
 
 
 def test_error_analysis_frame(scripted, tmp_path, data_dir) -> None:
-    from evaluation.analysis import question_frame
+    from evaluation.report.questions import question_frame
 
     r = run_cli(["method=embedding_rag", "dataset=epbench20", "subset.n=5",
                  *scripted_overrides(scripted, tmp_path, data_dir)])

@@ -7,8 +7,10 @@ import math
 import pytest
 
 from evaluation.agreement import agreement, cohen_kappa
-from evaluation.epbench import EpBenchProtocol, checks, view
-from evaluation.epbench_universe import Universe
+from evaluation.epbench.matcher import checks
+from evaluation.epbench.metrics import view
+from evaluation.epbench.protocol import EpBenchProtocol
+from evaluation.epbench.universe import Universe
 
 U = Universe(dates=frozenset({"May 11, 2026", "October 13, 2024"}),
              locations=frozenset({"Port Jefferson", "High Line"}), source="test")

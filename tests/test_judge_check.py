@@ -10,17 +10,18 @@ import pytest
 
 from datasets.epbench import EpBenchLoader
 from evaluation import judge_check
-from evaluation.epbench_universe import KIND_BY_RETRIEVAL
+from evaluation.epbench import judge_check as labels
+from evaluation.epbench.universe import KIND_BY_RETRIEVAL
 
 CATEGORIES = {"correct", "partial", "refusal", "hallucinated", "over-long", "paraphrase", "wrong-date-format"}
 
 
 @pytest.fixture(scope="module")
-def cases(data_dir: Path) -> list[judge_check.Case]:
-    return judge_check.load_cases(judge_check.LABELS, EpBenchLoader(20, str(data_dir)).load())
+def cases(data_dir: Path) -> list[labels.Case]:
+    return labels.load_cases(labels.LABELS, EpBenchLoader(20, str(data_dir)).load())
 
 
-def test_labels_cover_every_kind_and_store_no_benchmark_text(cases: list[judge_check.Case]) -> None:
+def test_labels_cover_every_kind_and_store_no_benchmark_text(cases: list[labels.Case]) -> None:
     assert len(cases) >= 60
     assert {c.label["category"] for c in cases} == CATEGORIES
     assert {c.question.attrs["retrieval_type"] for c in cases} == set(KIND_BY_RETRIEVAL)
@@ -45,7 +46,7 @@ def test_deterministic_only_prints_the_matcher_accuracy_last(data_dir: Path, cap
 def test_all_configurations_against_a_scripted_judge(data_dir: Path, scripted, capsys, tmp_path: Path) -> None:
     """One-pass (the verbatim scripted judge), grounded, two-pass and the matcher, through HTTP."""
     subset = tmp_path / "labels.jsonl"  # every fourth label keeps all kinds and stays fast
-    subset.write_text("\n".join(judge_check.LABELS.read_text().splitlines()[::4]) + "\n")
+    subset.write_text("\n".join(labels.LABELS.read_text().splitlines()[::4]) + "\n")
     argv = ["--judge", "openai_compatible", "--data-dir", str(data_dir), "--cache", str(tmp_path / "c.sqlite"),
             "--labels", str(subset),
             "--override", f"judge.base_url={scripted.base_url}", "judge.model=scripted-judge",
@@ -54,7 +55,7 @@ def test_all_configurations_against_a_scripted_judge(data_dir: Path, scripted, c
     out = capsys.readouterr().out
     assert out.strip().splitlines()[-1].startswith("deterministic matcher accuracy: ")
     numbers = json.loads((tmp_path / "n.json").read_text())["overall"]
-    assert set(numbers) == set(judge_check.CONFIGS)
+    assert set(numbers) == set(labels.CONFIGS)
     assert all(m["judge_failed"] == 0 for m in numbers.values())
     # the verbatim scripted judge never credits a paraphrase, so it cannot beat the labels' ceiling
     assert numbers["raw"]["accuracy"] < 1.0 and numbers["two_pass"]["n_credits"] == numbers["raw"]["n_credits"]

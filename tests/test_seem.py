@@ -273,7 +273,7 @@ def test_a_guard_change_gives_the_index_a_new_identity(tmp_path: Path, monkeypat
     replay rebuilt it with the new guard and disagreed with the stored run. The guard version is
     part of the index-defining settings, so the two can no longer share a folder."""
     import methods.seem.method as seem_method
-    from harness.run_folder import config_hash
+    from evaluation.runs.folder import config_hash
 
     with ScriptedServer() as server:
         before = config_hash(_method("seem", server, tmp_path, ContextCap(max_units=3)).params())

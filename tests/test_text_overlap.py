@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from evaluation.text_overlap import (
+from evaluation.conversations.text_overlap import (
     bleu1,
     bleu_tokens,
     evidence_recall,

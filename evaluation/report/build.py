@@ -9,8 +9,8 @@ import html
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..runs.scored import ReportError, Run, load_run, load_runs
 from . import figures
-from .runs import ReportError, Run, load_run, load_runs
 from .tables import (
     Table,
     locomo_table,

@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from .runs import Run  # noqa: E402
+from ..runs.scored import Run  # noqa: E402
 from .tables import BUCKETS, GROUPS, HEADLINE  # noqa: E402
 
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluation.protocol import fmt
-from evaluation.stats import paired_difference
-
-from .runs import PROVENANCE, ReportError, Run, incomparable
+from ..protocol import fmt
+from ..runs.scored import PROVENANCE, ReportError, Run, incomparable
+from ..stats import paired_difference
 
 BUCKETS = ("0", "1", "2", "3-5", "6+")
 LABELS = {"answer_model": "answering model", "judge_model": "judge", "policy": "policy",

@@ -1,5 +1,5 @@
-"""Scripted replies for the two-pass EpBench judge prompts (evaluation/epbench_judge.py) and the
-order judge of Chronological Awareness (evaluation/epbench_order.py).
+"""Scripted replies for the two-pass EpBench judge prompts (evaluation/epbench/judge.py) and the
+order judge of Chronological Awareness (evaluation/epbench/order.py).
 
 Pass 1 (claims, blind to the gold list): the reply's comma / "and" separated parts, or nothing
 when it declines. Pass 2 (matching): a reference item scores 1 when some claimed item contains

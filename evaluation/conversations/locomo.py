@@ -4,7 +4,7 @@ Token F1 and BLEU-1 come from predictions.jsonl (official per-category rules, se
 text_overlap.py); the judge score (J) from judgments.jsonl, each line naming its prompt version.
 Category 5 (adversarial) is always answered, judged and shown in its own row; whether it also
 enters "overall" is the `include_category_5` setting (most papers report categories 1-4).
-Each verdict is kept raw (the paper's judge) and grounded (conversation_grounding.py: CORRECT
+Each verdict is kept raw (the paper's judge) and grounded (grounding.py: CORRECT
 only when the answer states the gold's key content); `credit` picks the headline J.
 """
 
@@ -21,15 +21,15 @@ from datasets.types import Dataset, Question
 from model_access.chat import ChatModel
 from model_access.errors import JsonOutputError
 
-from .conversation_grounding import (
+from ..protocol import Protocol, fmt, provenance_header
+from ..stats import bootstrap_std, nanmean
+from .grounding import (
     GROUNDING_VERSION,
     check_credit,
     conversation_notes,
     f1_agreement,
     ground_verdict,
 )
-from .protocol import Protocol, fmt, provenance_header
-from .stats import bootstrap_std, nanmean
 from .text_overlap import evidence_recall, gold_for_scoring, locomo_bleu1, locomo_f1
 
 PROMPT_VERSION = "locomo-judge-v1"
@@ -183,7 +183,7 @@ class LoCoMoProtocol(Protocol):
         in_scope = [r for r in rows if r["category"] in scope]
         return {
             "credit": self.credit,
-            # how the verdicts line up with token F1 (F1 >= 0.5 agreement, AUC); see conversation_grounding
+            # how the verdicts line up with token F1 (F1 >= 0.5 agreement, AUC); see grounding.py
             "judge_f1": {c: f1_agreement((r[f"judge_{c}"], r["f1"]) for r in in_scope) for c in ("raw", "grounded")},
             "grounding_removed": sum(1 for r in rows if r["judge_raw"] == 1 and r["judge_grounded"] == 0),
             "overall": self._aggregate(in_scope),

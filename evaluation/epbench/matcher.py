@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
-from .epbench_scoring import score_question
-from .epbench_universe import KIND_BY_RETRIEVAL, Universe
+from ..answer_text import find_dates, normalize, parse_date, wordset
 from .grounding import (
     FULL,
     PARTIAL,
@@ -26,13 +26,12 @@ from .grounding import (
     asserts_something,
     content_tokens,
     coverage,
-    find_dates,
     gold_support,
-    normalize,
-    parse_date,
+    ground,
     phrase_in,
-    wordset,
 )
+from .scoring import score_question
+from .universe import KIND_BY_RETRIEVAL, Universe
 
 _NAME = re.compile(r"(?=\b([A-Z][a-z]+(?:-[A-Z][a-z]+)?) ([A-Z][a-z]+(?:-[A-Z][a-z]+)?)\b)")
 _NOT_NAME = wordset(
@@ -160,3 +159,18 @@ def _match_dates(question: str, gold: Sequence[str], text: str, declined: bool) 
         else:
             scores.append(0.5 if f"{d.year:04d}-{d.month:02d}" in keys else 0.0)
     return MatchResult("date", scores, keys, declined or not keys)
+
+
+def checks(question: str, retrieval_type: str, gold: list[str], scores: list[float],
+           identified: list[str], answer: str, universe: Universe) -> dict[str, Any]:
+    """The grounded credit and the matcher's result for one judged answer (model-free)."""
+    kind = KIND_BY_RETRIEVAL.get(retrieval_type)
+    g = ground(answer, gold, scores, identified, kind, universe.values(kind), universe.generic_event_words,
+               question)
+    det = match_answer(question, retrieval_type, gold, answer, universe)
+    return {
+        "identified_items_grounded": g.identified_items, "unsupported_items": g.unsupported_items,
+        "matching_score_grounded": g.matching_score, "n_pred_grounded": g.n_pred,
+        "credited_absent_gold": g.credited_absent_gold, "left_to_judge": g.left_to_judge,
+        "deterministic": det.record() if det else None,
+    }

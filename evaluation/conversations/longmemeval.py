@@ -5,7 +5,7 @@ temporal questions tolerate off-by-one counts, knowledge-update questions accept
 also recalls the old value as long as the updated one is given, preference questions are graded
 against a rubric, and abstention questions (ids ending `_abs`) are correct when the reply says
 the history does not answer them. The wording here is this project's own. Each verdict is kept
-raw and grounded (conversation_grounding.py); `credit` picks the headline accuracy.
+raw and grounded (grounding.py); `credit` picks the headline accuracy.
 """
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ from datasets.longmemeval import QUESTION_TYPES, S_WARNING
 from datasets.types import Dataset, Question
 from model_access.chat import ChatModel
 
-from .conversation_grounding import (
+from ..protocol import Protocol, fmt, provenance_header
+from ..stats import bootstrap_std, nanmean
+from .grounding import (
     GROUNDING_VERSION,
     check_credit,
     conversation_notes,
     f1_agreement,
     ground_verdict,
 )
-from .protocol import Protocol, fmt, provenance_header
-from .stats import bootstrap_std, nanmean
 from .text_overlap import evidence_recall, token_f1
 
 ANSWER_PROMPT_VERSION = "lme-answer-v1"
@@ -197,7 +197,7 @@ class LongMemEvalProtocol(Protocol):
         out: dict[str, Any] = {
             "credit": self.credit,
             "overall": self._aggregate(ok, recall),
-            # how the verdicts line up with token F1 (F1 >= 0.5 agreement, AUC); see conversation_grounding
+            # how the verdicts line up with token F1 (F1 >= 0.5 agreement, AUC); see grounding.py
             "judge_f1": {c: f1_agreement((float(r[k]), r["f1"]) for r in ok)
                          for c, k in (("raw", "correct"), ("grounded", "correct_grounded"))},
             "grounding_removed": sum(1 for r in ok if r["correct"] and not r["correct_grounded"]),

@@ -32,8 +32,15 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from .grounding import _EXCEPTION, DateMention, find_dates, is_refusal_sentence, sentences, wordset
-from .grounding import _REFUSAL as _DECLINE_CORE
+from ..answer_text import (
+    EXCEPTION,
+    DateMention,
+    find_dates,
+    is_refusal_sentence,
+    sentences,
+    wordset,
+)
+from ..answer_text import REFUSAL as _DECLINE_CORE
 from .text_overlap import stemmed_tokens
 
 GROUNDING_VERSION = "conv-grounding-v1"
@@ -92,9 +99,9 @@ def declines(answer: str) -> bool:
 
 def asserted_text(answer: str) -> str:
     """The answer without sentences that decline, deny or point out a false premise (the shared
-    refusal rule of grounding.py, widened by the false-premise forms above)."""
+    refusal rule of answer_text.py, widened by the false-premise forms above)."""
     return "\n".join(s for s in sentences(answer) if not is_refusal_sentence(s)
-                     and not (_DECLINE_EXTRA.search(s) and not _EXCEPTION.search(s)))
+                     and not (_DECLINE_EXTRA.search(s) and not EXCEPTION.search(s)))
 
 
 def numbers(text: str, count_one: bool = True) -> set[float]:
@@ -240,7 +247,7 @@ def check_credit(credit: str) -> str:
 
 def conversation_notes(metrics: dict[str, Any], name: str, key: str = "judge") -> list[str]:
     """Table notes: the headline credit, both verdicts side by side, and the judge against F1."""
-    from .protocol import fmt
+    from ..protocol import fmt
 
     credit = metrics.get("credit", "raw")
     o = metrics["overall"]

@@ -1,4 +1,5 @@
-"""Reading run folders for the report, and checking which runs may be compared question by question."""
+"""Scored run folders as the report and `python -m evaluation.compare` read them, and which runs
+may be compared question by question."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from harness.run_folder import RunFolder
+from .folder import RunFolder
+from .scoring import load_protocol
 
 PROVENANCE = ("answer_model", "judge_model", "policy", "credit", "data_version", "subset", "context_cap")
 
 
 class ReportError(ValueError):
-    """A report that cannot be made as asked (missing artifacts, incomparable runs)."""
+    """A report or comparison that cannot be made as asked (missing artifacts, incomparable runs)."""
 
 
 @dataclass
@@ -73,8 +75,6 @@ class Run:
     @cached_property
     def question_scores(self) -> dict[str, float]:
         """Per-question headline score under the run's own protocol settings (for paired tests)."""
-        from harness.scoring import load_protocol
-
         protocol = load_protocol(RunFolder(self.path))
         return protocol.question_scores(self.judgments, self.predictions)
 

@@ -1,6 +1,9 @@
 """The score stage: metrics.json, the results table and meta, from artifacts alone.
 
 Shared by the pipeline and `python -m evaluation.rescore`, so both produce identical files.
+A run folder's config.yaml is saved resolved (RunFolder.write_config), so loading its protocol
+needs no resolver; it may name a protocol class by a path from before evaluation/ had family
+subpackages, which LEGACY_TARGETS maps to today's, so old run folders still rescore.
 """
 
 from __future__ import annotations
@@ -11,20 +14,27 @@ from typing import Any
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-from evaluation.protocol import Protocol
-from evaluation.retrieval_diagnostics import diagnose, label_judgments, table_section
+from ..protocol import Protocol
+from ..retrieval_diagnostics import diagnose, label_judgments, table_section
+from .cap_audit import describe as describe_audit
+from .cap_audit import summarize as summarize_audit
+from .folder import RunFolder
 
-from .provenance import describe as describe_audit
-from .provenance import summarize as summarize_audit
-from .resolvers import register_resolvers
-from .run_folder import RunFolder
+# protocol `_target_`s saved in run folders before evaluation/ had family subpackages -> today's
+LEGACY_TARGETS = {
+    "evaluation.epbench.EpBenchProtocol": "evaluation.epbench.protocol.EpBenchProtocol",
+    "evaluation.locomo.LoCoMoProtocol": "evaluation.conversations.locomo.LoCoMoProtocol",
+    "evaluation.longmemeval.LongMemEvalProtocol": "evaluation.conversations.longmemeval.LongMemEvalProtocol",
+}
 
 
 def load_protocol(run: RunFolder) -> Protocol:
     """The protocol exactly as the run was configured (from its saved config.yaml)."""
-    register_resolvers()
-    cfg = OmegaConf.load(run / "config.yaml")
-    return instantiate(cfg.dataset.protocol)
+    node = OmegaConf.load(run / "config.yaml").dataset.protocol
+    target = node.get("_target_")
+    if target in LEGACY_TARGETS:
+        node._target_ = LEGACY_TARGETS[target]
+    return instantiate(node)
 
 
 def score_run(run: RunFolder, protocol: Protocol | None = None, policy: str | None = None) -> dict[str, Any]:

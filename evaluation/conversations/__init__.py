@@ -1,0 +1,1 @@
+"""The conversation benchmarks: LoCoMo, LongMemEval, their text overlap and grounding, label check."""

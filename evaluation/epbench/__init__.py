@@ -1,0 +1,1 @@
+"""EpBench: protocol, LLM judge, scoring policies, grounding, deterministic matcher, label check."""

@@ -1,0 +1,69 @@
+"""The EpBench protocol the harness configures: the shared answer prompt, and the judging,
+metrics and table parts put together (each part is its own class or function, so no class both
+judges and renders tables: judging.py, metrics.py, table.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from datasets.types import Dataset, Question
+from model_access.chat import ChatModel
+
+from ..protocol import Protocol
+from .judging import EpBenchJudging
+from .metrics import CREDITS, EpBenchMetrics
+from .scoring import POLICIES
+from .table import render_table
+
+_ANSWER_SYSTEM = (
+    "You answer questions about a long narrative using only the material provided. When the "
+    "question asks for a list, give every matching item and nothing else. If the material does "
+    "not contain the answer, say that you cannot find it."
+)
+JUDGE_MODES = ("one_pass", "two_pass")
+
+
+class EpBenchProtocol(Protocol):
+    """Validates the configured settings and hands each step to the part that owns it."""
+
+    name = "epbench"
+    version = "2"
+
+    def __init__(self, policy: str = "lenient", resamples: int = 1000, seed: int = 0,
+                 credit: str = "raw", judge_mode: str = "one_pass", data_dir: str | None = None,
+                 book: int | None = None):
+        if policy not in POLICIES:
+            raise ValueError(f"scoring.policy must be one of {POLICIES}, not {policy!r}")
+        if credit not in CREDITS:
+            raise ValueError(f"protocol.credit must be one of {CREDITS}, not {credit!r}")
+        if judge_mode not in JUDGE_MODES:
+            raise ValueError(f"protocol.judge_mode must be one of {JUDGE_MODES}, not {judge_mode!r}")
+        self.policy = policy
+        self.credit = credit
+        self.judge_mode = judge_mode
+        self.judging = EpBenchJudging(policy, judge_mode, data_dir, book)
+        self.scoring = EpBenchMetrics(policy, resamples, seed, credit, data_dir, book)
+
+    def describe(self) -> dict[str, Any]:
+        return {"protocol": self.name, "version": self.version, "credit": self.credit,
+                "judge_mode": self.judge_mode, "matcher_universe": self.judging.universe.source}
+
+    def answer_messages(self, question: Question, context_text: str) -> list[dict[str, str]]:
+        user = f"Material:\n{context_text}\n\nQuestion: {question.text}"
+        return [{"role": "system", "content": _ANSWER_SYSTEM}, {"role": "user", "content": user}]
+
+    async def judge(self, question: Question, prediction: dict[str, Any], dataset: Dataset,
+                    judge: ChatModel) -> dict[str, Any]:
+        return await self.judging.judge(question, prediction, dataset, judge)
+
+    def metrics(self, judgments: list[dict[str, Any]], predictions: list[dict[str, Any]],
+                policy: str | None = None) -> dict[str, Any]:
+        return self.scoring.metrics(judgments, predictions, policy)
+
+    def question_scores(self, judgments: list[dict[str, Any]],
+                        predictions: list[dict[str, Any]]) -> dict[str, float]:
+        return self.scoring.question_scores(judgments, predictions)
+
+    def table(self, metrics: dict[str, Any], meta: dict[str, Any]) -> str:
+        return render_table(metrics, meta)

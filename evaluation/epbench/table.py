@@ -1,0 +1,66 @@
+"""The EpBench results table (Markdown) from metrics.json and meta: rendering only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..protocol import fmt, provenance_header
+
+
+def render_table(metrics: dict[str, Any], meta: dict[str, Any]) -> str:
+    """The table whose header names answering model, judge, policy, credit and data version."""
+
+    def cell(m: dict[str, Any]) -> str:
+        return f"{fmt(m['f1'])} ± {fmt(m['f1_std'])} ({fmt(m['precision'])} / {fmt(m['recall'])}) n={m['n']}"
+
+    credit = metrics.get("credit", "raw")
+    ag = metrics.get("agreement") or {}
+    agree = (f"{fmt(ag.get('item_agreement'), 2)} / κ {fmt(ag.get('kappa'), 2)} "
+             f"({ag.get('n_items', 0)} items); questions {fmt(ag.get('question_agreement'), 2)}"
+             ) if ag.get("n_questions") else "–"
+    cols = [f"overall ({credit} credit)", "judge agreement", *metrics["buckets"].keys()]
+    head = ("| method | " + " | ".join(cols)
+            + " | simple recall | chronological awareness (latest / order) | ctx tokens | cost USD |")
+    sep = "|" + "---|" * (len(cols) + 5)
+    ca = metrics.get("chronological_awareness") or {}
+    ca_cell = (f"{fmt(ca.get('ca'))} ± {fmt(ca.get('ca_std'))} ({fmt(ca.get('latest'))} n={ca.get('n_latest', 0)}"
+               f" / {fmt(ca.get('order'))} n={ca.get('n_order', 0)})") if ca else "not computed"
+    row = [cell(metrics["overall"]), agree, *(cell(metrics["buckets"][b]) for b in metrics["buckets"])]
+    ctx = meta.get("mean_context_tokens")
+    cost = meta.get("cost_usd")
+    line = (f"| {meta.get('method', '?')} | " + " | ".join(row)
+            + f" | {fmt(metrics['simple_recall'])} | {ca_cell} | {ctx if ctx is not None else '?'}"
+            + f" | {cost if cost is not None else '?'} |")
+    modes = "+".join(metrics.get("judge_mode") or ["one_pass"])
+    official = "the official protocol" if credit == "raw" else "only credit the answer text supports"
+    notes = ["", f"Cells: F1 ± bootstrap std (precision / recall), n questions; credit: **{credit}** "
+             f"({official}); judge: {modes}.",
+             "Judge agreement: share of gold-item credits (0 / 0.5 / 1) on which the LLM judge and "
+             "the deterministic matcher agree / Cohen's kappa; questions: share with every credit "
+             "equal (and, with nothing to find, both or neither seeing a claim); disagreements are "
+             "listed in metrics.json (agreement.disagreements)."]
+    notes.append("Chronological awareness: mean of Latest (mean lenient F1, get == latest, buckets 2, "
+                 "3-5, 6+) and Order (order judge on get == chronological with 2+ gold items: share "
+                 "fully matched x mean Kendall tau, floored at 0); – where the subset has no such "
+                 "question.")
+    if ca.get("order_judge_missing_ids"):
+        notes.append(f"Order judge missing on {len(ca['order_judge_missing_ids'])} question(s) (judged "
+                     "before it existed): rerun stages=[judge] to include them in Order.")
+    if ca.get("order_judge_failed_ids"):
+        notes.append(f"Order judge failed on {len(ca['order_judge_failed_ids'])} question(s): excluded.")
+    bc = metrics.get("by_credit") or {}
+    if bc:
+        notes.append("Overall F1 by credit: " + "; ".join(
+            f"{c} {fmt(bc[c]['f1'])}" for c in ("raw", "grounded", "deterministic") if c in bc) + ".")
+    gr = metrics.get("grounding") or {}
+    if gr.get("n_checked"):
+        notes.append(f"Grounding: {gr['unsupported_items']} claimed item(s) not in the answer text, "
+                     f"{gr['credited_absent_gold']} credited gold item(s) absent from it, "
+                     f"{gr['questions_changed']} question(s) changed.")
+    if metrics.get("n_judge_failed"):
+        notes.append(f"Judge failed on {metrics['n_judge_failed']} question(s): excluded, not scored 0.")
+    if metrics.get("over_credited_ids"):
+        notes.append(f"Judge credited more gold items than it identified on {len(metrics['over_credited_ids'])} "
+                     "question(s): under the official formula their precision exceeds 1 (see over_credited_ids).")
+    policy = f"{metrics['policy']}, {credit} credit"
+    return "\n".join([provenance_header(meta, policy), "", head, sep, line, *notes]) + "\n"
