@@ -12,6 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 from datasets.types import ContextCap, Dataset, Question
 from evaluation.protocol import Protocol
 from evaluation.runs.folder import config_hash
+from evaluation.runs.scoring import LEGACY_TARGETS
 from model_access.budget import Budget
 from model_access.cache import CacheBase
 from model_access.cache_store import open_cache
@@ -85,9 +86,16 @@ def _filtered(cfg: DictConfig, dataset: Dataset) -> tuple[list[Question], list[s
     return pool, labels
 
 
+# a protocol class hashes under the path it had when run folders were first named by it
+HASHED_AS = {new: old for old, new in LEGACY_TARGETS.items()}
+
+
 def identity(cfg: DictConfig) -> dict[str, Any]:
     """Everything that changes a run's numbers; hashed into the run folder name."""
     pick = {k: OmegaConf.to_container(cfg[k], resolve=True) for k in ("method", "dataset", "context_cap", "subset")}
+    protocol = pick["dataset"].get("protocol")
+    if isinstance(protocol, dict) and protocol.get("_target_") in HASHED_AS:  # a moved class keeps its folders
+        protocol["_target_"] = HASHED_AS[protocol["_target_"]]
     for k in ("name", "within_units"):  # unset filters leave the identity of earlier runs as it was
         if pick["subset"].get(k) is None:
             pick["subset"].pop(k, None)

@@ -11,9 +11,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# the `python -m evaluation.X` entry points: the top layer, which alone may use the runner's config
+# the `python -m evaluation.X` entry points (a module, or a whole package such as evaluation.bundle):
+# the top layer, which alone may use the runner (its config, its pipeline)
 COMMANDS = {"evaluation.compare", "evaluation.rescore", "evaluation.judge_check",
-            "evaluation.conversation_judge_check", "evaluation.report.__main__"}
+            "evaluation.conversation_judge_check", "evaluation.report.__main__", "evaluation.bundle"}
 # lower number = lower layer; a module may import only its own layer or lower ones
 LAYERS = {
     "evaluation.protocol": 0, "evaluation.stats": 0, "evaluation.agreement": 0,
@@ -54,8 +55,12 @@ def imports(path: Path) -> set[str]:
     return imports_in(path.read_text(encoding="utf-8"), module_name(path), path.name == "__init__.py")
 
 
+def is_command(name: str) -> bool:
+    return any(name == c or name.startswith(c + ".") for c in COMMANDS)
+
+
 def layer(name: str) -> int | None:
-    if name in COMMANDS:
+    if is_command(name):
         return COMMAND_LAYER
     if name == "evaluation":  # the package's __init__ (a docstring): below everything
         return 0
@@ -92,7 +97,8 @@ def test_no_module_imports_a_higher_layer() -> None:
 def test_only_the_commands_import_harness() -> None:
     users = {module_name(p) for p in modules()
              if p.is_relative_to(ROOT / "evaluation") and any(layer(t) == LAYERS["harness"] for t in imports(p))}
-    assert users <= COMMANDS, f"evaluation modules that import harness: {sorted(users - COMMANDS)}"
+    others = sorted(u for u in users if not is_command(u))
+    assert not others, f"evaluation modules that import harness: {others}"
 
 
 def test_the_scan_catches_a_forbidden_import() -> None:
@@ -104,3 +110,31 @@ def test_the_scan_catches_a_forbidden_import() -> None:
     assert {"harness.pipeline", "evaluation.report", "evaluation.conversations.locomo"} <= found
     assert len(violations(name, found)) >= 3
     assert violations("harness.probe", found) == []  # the runner may use the report
+
+
+def test_run_folders_saved_under_old_protocol_paths_still_load_and_keep_their_names(tmp_path: Path) -> None:
+    """config.yaml of an old run names e.g. evaluation.epbench.EpBenchProtocol: rescore still
+    instantiates it, and today's config hashes to the same run folder name as then."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from evaluation.runs.folder import RunFolder, config_hash
+    from evaluation.runs.scoring import LEGACY_TARGETS, load_protocol
+    from harness.build import identity
+    from harness.resolvers import register_resolvers
+    from harness.schema import register_schemas
+
+    register_resolvers()
+    register_schemas()
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        for dataset in ("epbench20", "locomo", "longmemeval_s"):
+            cfg = compose("config", overrides=[f"dataset={dataset}", "data_dir=data"])
+            new = cfg.dataset.protocol._target_
+            old = next(o for o, n in LEGACY_TARGETS.items() if n == new)
+            hashed = config_hash(identity(cfg))
+            cfg.dataset.protocol._target_ = old
+            assert config_hash(identity(cfg)) == hashed
+            folder = RunFolder(tmp_path / dataset)
+            (folder / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(
+                {"dataset": {"protocol": OmegaConf.to_container(cfg.dataset.protocol, resolve=True)}})))
+            assert f"{type(load_protocol(folder)).__module__}.{type(load_protocol(folder)).__name__}" == new

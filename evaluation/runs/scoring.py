@@ -20,7 +20,8 @@ from .cap_audit import describe as describe_audit
 from .cap_audit import summarize as summarize_audit
 from .folder import RunFolder
 
-# protocol `_target_`s saved in run folders before evaluation/ had family subpackages -> today's
+# protocol `_target_`s saved in run folders before evaluation/ had family subpackages -> today's;
+# harness.build.identity hashes today's back to these, so run folder names did not change
 LEGACY_TARGETS = {
     "evaluation.epbench.EpBenchProtocol": "evaluation.epbench.protocol.EpBenchProtocol",
     "evaluation.locomo.LoCoMoProtocol": "evaluation.conversations.locomo.LoCoMoProtocol",
