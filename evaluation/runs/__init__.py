@@ -1,0 +1,1 @@
+"""Run folders: the one place that writes, reads, locks and scores them (runner and commands alike)."""
