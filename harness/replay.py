@@ -67,10 +67,11 @@ class Replay:
         self.refuse(f"chat {client.display_name} [stage {current_stage()}] key {key}: "
                     f"{last[:160]!r}{'...' if len(last) > 160 else ''}")
 
-    def embed(self, client: Any, texts: list[str], dims: int | None) -> NoReturn:
+    def embed(self, client: Any, texts: list[str], dims: int | None,
+              keys: list[str] | None = None) -> NoReturn:
         first = texts[0] if texts else ""
         self.refuse(f"embedding {client.display_name} [stage {current_stage()}] of {len(texts)} text(s), "
-                    f"first {first[:120]!r}")
+                    f"first key {(keys or ['?'])[0]}: {first[:120]!r}")
 
 
 class RecordingCache(CacheBase):

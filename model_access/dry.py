@@ -150,7 +150,8 @@ class DryRecorder:
                                            int(value.get("completion_tokens", 0)), True, 0,
                                            int(req.get("max_tokens") or 0)))
 
-    def embed(self, client: Any, texts: list[str], dim: int | None) -> list[np.ndarray]:
+    def embed(self, client: Any, texts: list[str], dim: int | None,
+              keys: list[str] | None = None) -> list[np.ndarray]:
         """Count one uncached embedding batch; return deterministic unit vectors (hashed words)."""
         tokens = sum(count_tokens(t) for t in texts)
         with self._lock:

@@ -164,7 +164,8 @@ class Embedder(ABC):
         async def pay(batch: list[tuple[str, int]]) -> None:
             if self.dry is not None:  # harness.estimate: counted, never sent, never cached
                 dims = {len(v) for v in out if v is not None}
-                vecs = self.dry.embed(self, [texts[i] for _, i in batch], dims.pop() if dims else self.known_dimension())
+                vecs = self.dry.embed(self, [texts[i] for _, i in batch], dims.pop() if dims else self.known_dimension(),
+                                      keys=[k for k, _ in batch])
                 dry.update((k, np.asarray(v, dtype=np.float32)) for (k, _), v in zip(batch, vecs, strict=True))
                 return
             guard = self.budget if self.budget is not None and self.budget.limit_usd is not None else None
