@@ -206,6 +206,25 @@ def test_a_local_server_config_replays_without_starting_the_server(made, tmp_pat
     assert res.out_dir is not None and res.out_dir.name == run.name and len(res.keys) > 0
 
 
+def test_a_run_saved_with_a_pre_layout_protocol_path_replays(made, tmp_path) -> None:
+    """Run folders made before evaluation/ had family subpackages name their protocol by its old
+    path (the first real bundle failed on them); the replay maps it to today's, same folder name."""
+    import yaml
+
+    from evaluation.runs.scoring import LEGACY_TARGETS
+
+    _, tmp, _ = made
+    src = next((tmp / "runs" / "epbench20").glob("embedding_rag-*"))
+    run = Path(shutil.copytree(src, tmp_path / src.name))
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    old = next(o for o, n in LEGACY_TARGETS.items() if n == cfg["dataset"]["protocol"]["_target_"])
+    cfg["dataset"]["protocol"]["_target_"] = old
+    (run / "config.yaml").write_text(yaml.safe_dump(cfg))
+    res = rerun(run, tmp_path / "work", tmp / "cache.sqlite", "sqlite")
+    assert res.ok, res.problems()
+    assert res.out_dir is not None and res.out_dir.name == run.name
+
+
 def _post(url: str, body: dict) -> tuple[int, dict]:
     req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
     try:

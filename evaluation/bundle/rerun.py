@@ -21,6 +21,7 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
+from evaluation.runs.scoring import LEGACY_TARGETS
 from harness.replay import Replay, replaying
 from model_access.cache import ResponseCache
 
@@ -74,6 +75,9 @@ def replay_config(run: Path, work: Path, cache_path: Path | None, cache_backend:
         "cache_backend": cache_backend or cfg.get("cache_backend") or "sqlite",
         "stages": list(ALL_STAGES), "share_servers": False, "lock_wait_s": 0,
     })
+    protocol = cfg.get("dataset", {}).get("protocol", {})
+    if protocol.get("_target_") in LEGACY_TARGETS:  # saved before evaluation/ had family subpackages
+        protocol["_target_"] = LEGACY_TARGETS[protocol["_target_"]]
     cfg.setdefault("tracking", {})["mode"] = "disabled"
     cfg.setdefault("budget", {})["usd"] = None
     cfg.setdefault("batch", {})["stages"] = []
