@@ -55,11 +55,15 @@ def test_baseline_end_to_end_with_scripted_server(method, scripted, tmp_path, da
     assert "cap audit: uncapped context share" in (run / "results.md").read_text()
     index = json.loads((run / "index.json").read_text())
     assert Path(index["index_folder"], "epbench20", "index_done.json").exists()
+    store = Path(index["index_folder"], "epbench20")
+    assert any((store / "package").iterdir()), "the package's index files are in package/"
+    assert not list((store / "cwd").rglob("*.json")), "nothing written relative to the worker's cwd"
 
     calls = scripted.count()
     second = run_cli(args, timeout=1200)
     assert second.returncode == 0, second.stderr[-4000:]
-    assert scripted.count() == calls, "rerun: the index is reused and every call is cached"
+    assert scripted.count() == calls, ("rerun: the index is reused and every call is cached; new: "
+                                       + json.dumps(scripted.requests[calls:], default=str)[:3000])
     assert "new model calls this invocation: 0" in second.stdout
 
     native = run_cli([*args, "method.answer_with=package"], timeout=1200)  # the package's own prompt

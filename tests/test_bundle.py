@@ -40,8 +40,10 @@ def made(tmp_path_factory) -> Iterator[tuple[ScriptedServer, Path, Path]]:
         runs = sorted(str(p) for p in (tmp / "runs" / "epbench20").iterdir())
         import subprocess
 
+        (tmp / "notes.md").write_text("# Build notes\n\nGraphRAG was not run: example gap.\n")
         done = subprocess.run([sys.executable, "-m", "evaluation.bundle", "export", *runs, "--name", "scripted",
-                               "--out", str(tmp / "results")], capture_output=True, text=True, cwd=ROOT, timeout=300)
+                               "--out", str(tmp / "results"), "--notes", str(tmp / "notes.md")],
+                              capture_output=True, text=True, cwd=ROOT, timeout=300)
         assert done.returncode == 0, done.stdout + done.stderr[-3000:]
         yield server, tmp, tmp / "results" / "scripted"
 
@@ -87,6 +89,8 @@ def test_export_layout_and_verify_passes_without_any_request(made, monkeypatch) 
     assert manifest["calls"]["entries"] == len(exported)
     assert manifest["data_versions"] and manifest["git_commit"] and manifest["versions"]["numpy"]
     readme = (bundle / "README.md").read_text()
+    assert "[NOTES.md](NOTES.md)" in readme and "NOTES.md" in manifest["files"]
+    assert "example gap" in (bundle / "NOTES.md").read_text()
     assert "MIT" in readme and "not accuracy against human labels" in readme and "GPT-4o" in readme
     assert "runs/epbench20/" in (bundle / "report" / "report.md").read_text()
     assert "/tmp" not in (bundle / "report" / "report.md").read_text()

@@ -29,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     ex.add_argument("--reference", type=Path, help="paired differences against this run (default: a vanilla run)")
     ex.add_argument("--data-dir", type=Path, help="benchmark data folder, if not where the runs found it")
     ex.add_argument("--force", action="store_true", help="replace an existing bundle of that name")
+    ex.add_argument("--notes", type=Path, help="a Markdown file of build notes (what was measured, what broke and "
+                                               "its fix), shipped as NOTES.md and linked from the README")
     ve = sub.add_parser("verify", help="replay every run from the bundle's calls alone")
     ve.add_argument("bundle", type=Path)
     ve.add_argument("--data-dir", type=Path, help="benchmark data folder (default: as configured, else ./data)")
@@ -49,9 +51,12 @@ def main(argv: list[str] | None = None) -> int:
         return import_calls(args.bundle, args.cache, args.backend)
     from .export import BundleError, export_bundle
 
+    if args.notes is not None and not args.notes.is_file():
+        print(f"error: --notes {args.notes}: no such file", file=sys.stderr)
+        return 2
     try:
         export_bundle(args.runs, args.name, args.out, args.cache, args.backend, args.data_dir,
-                      args.reference, args.force)
+                      args.reference, args.force, notes=args.notes)
     except BundleError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

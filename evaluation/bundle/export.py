@@ -29,7 +29,8 @@ from .rerun import Rerun, rerun
 REQUIRED = ("config.yaml", "meta.json", "predictions.jsonl", "judgments.jsonl", "metrics.json")
 RUN_SKIP = {"run.log", ".lock"}  # a log of local paths and a lock file: nothing a reader needs
 INDEX_TEXT = {".json", ".jsonl", ".txt", ".dot", ".md", ".graphml", ".csv", ".tsv", ".yaml", ".yml"}
-INDEX_MAX_BYTES = 1_000_000  # a larger index file is a matrix or a table dump, not for reading
+INDEX_MAX_BYTES = 1_000_000
+NOTES = "NOTES.md"  # a larger index file is a matrix or a table dump, not for reading
 
 
 class BundleError(RuntimeError):
@@ -38,8 +39,11 @@ class BundleError(RuntimeError):
 
 def export_bundle(runs: list[Path], name: str, out_root: Path = Path("results"), cache: Path | None = None,
                   cache_backend: str | None = None, data_dir: Path | None = None,
-                  reference: Path | None = None, force: bool = False, log: Any = print) -> Path:
-    """Write results/<name>/ from `runs`; returns its path. Raises BundleError, naming each failing run."""
+                  reference: Path | None = None, force: bool = False, log: Any = print,
+                  notes: Path | None = None) -> Path:
+    """Write results/<name>/ from `runs`; returns its path. Raises BundleError, naming each failing run.
+    `notes` (Markdown: what was measured while building, what broke and how it was fixed) ships as
+    NOTES.md, covered by the manifest like every other file."""
     dest = out_root / name
     if dest.exists() and not force:
         raise BundleError(f"{dest} exists (pass --force to replace it)")
@@ -69,8 +73,10 @@ def export_bundle(runs: list[Path], name: str, out_root: Path = Path("results"),
             "versions": package_versions(), "data_versions": sorted({e["data_version"] for e in run_entries}),
             "runs": run_entries, "reference": ref, "report": report_note,
             "calls": {"file": CALLS, "entries": n_calls, "sha256": sha256_file(stage / CALLS)},
-            "skipped": skipped,
+            "skipped": skipped, "notes": NOTES if notes is not None else None,
         }
+        if notes is not None:
+            shutil.copyfile(notes, stage / NOTES)
         (stage / "README.md").write_text(readme.render(stage, manifest), encoding="utf-8")
         leaks = secret_leaks(stage)
         if leaks:

@@ -9,15 +9,25 @@ without seeing the gold items, pass 2 matches those claims (not the answer) to t
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, Field, StringConstraints, create_model
 
 from model_access.chat import ChatModel
 from model_access.errors import JsonOutputError
 
 PROMPT_VERSION = "epbench-judge-v1"
 MAX_ITEMS = 40
+# Judge version 2 (protocol.judge_version: 2): the same prompt, with every list and string bounded
+# so that the largest schema-valid reply fits in max_tokens. A small greedy judge that loops
+# ("item A", "item A", ...) is then closed by the grammar and still returns JSON (duplicates are
+# dropped), where version 1 ran out of tokens mid-list and failed the question. Version 1 stays
+# the default in code so that runs saved before it replay with unchanged cache keys.
+JUDGE_VERSIONS = (1, 2)
+BOUNDED_PROMPT_VERSION = "epbench-judge-v2"
+BOUNDED_ITEMS = 24
+ITEM_CHARS = 120
+EXPLANATION_CHARS = 600
 
 _SYSTEM = (
     "You grade answers to questions about a long story. You are given the question, the list of "
@@ -42,13 +52,38 @@ class _Scores(BaseModel):
     explanation: str = Field(max_length=600)
 
 
-def judgment_model(n_gold: int, with_items: bool = True) -> type[BaseModel]:
+_Item = Annotated[str, StringConstraints(max_length=ITEM_CHARS)]
+
+
+class _BoundedBase(BaseModel):
+    identified_items: list[_Item] = Field(max_length=BOUNDED_ITEMS)
+    explanation: str = Field(max_length=EXPLANATION_CHARS)
+
+
+def judgment_model(n_gold: int, with_items: bool = True, bounded: bool = False) -> type[BaseModel]:
     """A schema whose matching_score has exactly n_gold entries, each 0, 0.5 or 1."""
     score = Literal[0, 0.5, 1]
+    base = (_BoundedBase if bounded else _Base) if with_items else _Scores
     return create_model(
-        f"EpBench{'Judgment' if with_items else 'Match'}{n_gold}", __base__=_Base if with_items else _Scores,
+        f"EpBench{'Judgment' if with_items else 'Match'}{'Bounded' if bounded else ''}{n_gold}", __base__=base,
         matching_score=(list[score], Field(min_length=n_gold, max_length=n_gold)),
     )
+
+
+def bounded_max_tokens(n_gold: int, items: int = BOUNDED_ITEMS) -> int:
+    """Tokens enough for the largest reply the bounded schema allows (about 4 characters a token,
+    plus quotes, commas and keys), so the grammar, not max_tokens, ends a looping reply."""
+    return (items * (ITEM_CHARS // 3 + 4)) + (n_gold * 4) + EXPLANATION_CHARS // 3 + 64
+
+
+def distinct(items: list[Any]) -> list[str]:
+    """Claimed items once each (case and surrounding space ignored), in the judge's order."""
+    seen: dict[str, str] = {}
+    for x in items:
+        t = str(x).strip()
+        if t and t.casefold() not in seen:
+            seen[t.casefold()] = t
+    return list(seen.values())
 
 
 def judge_messages(question: str, gold: list[str], answer: str, chapter_text: str | None) -> list[dict[str, str]]:
@@ -66,17 +101,20 @@ def judge_messages(question: str, gold: list[str], answer: str, chapter_text: st
 
 
 async def judge_one(judge: ChatModel, question: str, gold: list[str], answer: str,
-                    chapter_text: str | None = None) -> dict[str, Any]:
-    """Raw judge output for the raw gold list, or a recorded failure (never a silent 0)."""
-    model = judgment_model(len(gold))
+                    chapter_text: str | None = None, version: int = 1) -> dict[str, Any]:
+    """Raw judge output for the raw gold list, or a recorded failure (never a silent 0).
+    `version` 2 bounds the reply (see BOUNDED_ITEMS) and drops repeated items."""
+    bounded = version == 2
+    model = judgment_model(len(gold), bounded=bounded)
     messages = judge_messages(question, gold, answer, chapter_text)
     try:
-        parsed, result = await judge.complete_json(messages, model, max_tokens=600)
+        parsed, result = await judge.complete_json(
+            messages, model, max_tokens=bounded_max_tokens(len(gold)) if bounded else 600)
     except JsonOutputError as exc:
         return {"judge_error": str(exc), "judge_raw": exc.raw_outputs}
     data = parsed.model_dump()
     return {
-        "identified_items": [str(x) for x in data["identified_items"]],
+        "identified_items": distinct(data["identified_items"]) if bounded else [str(x) for x in data["identified_items"]],
         "matching_score_raw": [float(x) for x in data["matching_score"]],
         "explanation": data["explanation"],
         "judge_cached": result.cached,
@@ -109,6 +147,10 @@ class _Extraction(BaseModel):
     asserted_items: list[str] = Field(max_length=MAX_ITEMS)
 
 
+class _BoundedExtraction(BaseModel):
+    asserted_items: list[_Item] = Field(max_length=BOUNDED_ITEMS)
+
+
 def extraction_messages(question: str, answer: str) -> list[dict[str, str]]:
     user = (f"Question:\n{question}\n\nReply:\n{answer}\n\n"
             "Return the JSON object with asserted_items.")
@@ -122,19 +164,23 @@ def matching_messages(question: str, gold: list[str], claimed: list[str]) -> lis
     return [{"role": "system", "content": _MATCH_SYSTEM}, {"role": "user", "content": user}]
 
 
-async def judge_two_pass(judge: ChatModel, question: str, gold: list[str], answer: str) -> dict[str, Any]:
+async def judge_two_pass(judge: ChatModel, question: str, gold: list[str], answer: str,
+                         version: int = 1) -> dict[str, Any]:
     """Pass 1 extracts claims blind to the gold list; pass 2 scores gold items against the claims.
 
     Pass 2 is skipped (all zeros) when nothing was claimed or there is nothing to find, so a
     refusal can never be credited.
     """
+    bounded = version == 2
     try:
-        ext, r1 = await judge.complete_json(extraction_messages(question, answer), _Extraction,
-                                            max_tokens=400)
+        ext, r1 = await judge.complete_json(extraction_messages(question, answer),
+                                            _BoundedExtraction if bounded else _Extraction,
+                                            max_tokens=bounded_max_tokens(0) if bounded else 400)
     except JsonOutputError as exc:
         return {"judge_error": f"pass 1: {exc}", "judge_raw": exc.raw_outputs}
     # no separate "declines" flag: small judges set it on list answers too; an empty list says it
-    claimed = list(dict.fromkeys(str(x).strip() for x in ext.asserted_items if str(x).strip()))
+    claimed = distinct(ext.asserted_items) if bounded else list(
+        dict.fromkeys(str(x).strip() for x in ext.asserted_items if str(x).strip()))
     out: dict[str, Any] = {"identified_items": claimed, "matching_score_raw": [0.0] * len(gold),
                            "explanation": "nothing claimed" if not claimed else "nothing to find",
                            "judge_cached": r1.cached}

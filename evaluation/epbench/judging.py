@@ -13,7 +13,13 @@ from typing import Any
 from datasets.types import Dataset, Question
 from model_access.chat import ChatModel
 
-from .judge import PROMPT_VERSION, TWO_PASS_VERSION, judge_one, judge_two_pass
+from .judge import (
+    BOUNDED_PROMPT_VERSION,
+    PROMPT_VERSION,
+    TWO_PASS_VERSION,
+    judge_one,
+    judge_two_pass,
+)
 from .matcher import checks
 from .order import judge_order, needs_order_call
 from .scoring import dedupe_gold, score_question
@@ -23,9 +29,11 @@ from .universe import Universe, load_universe
 class EpBenchJudging:
     """Judges one answer under a policy and judge mode; the matcher universe comes from the data."""
 
-    def __init__(self, policy: str, judge_mode: str, data_dir: str | None, book: int | None):
+    def __init__(self, policy: str, judge_mode: str, data_dir: str | None, book: int | None,
+                 judge_version: int = 1):
         self.policy = policy
         self.judge_mode = judge_mode
+        self.judge_version = judge_version
         self.data_dir = data_dir
         self.book = book
 
@@ -41,13 +49,16 @@ class EpBenchJudging:
             chapter_text = dataset.corpus_for(question).unit(question.gold_units[0]).text
         two_pass = self.judge_mode == "two_pass" and chapter_text is None
         if two_pass:
-            raw = await judge_two_pass(judge, question.text, list(question.gold), prediction["answer"])
+            raw = await judge_two_pass(judge, question.text, list(question.gold), prediction["answer"],
+                                       self.judge_version)
         else:
-            raw = await judge_one(judge, question.text, list(question.gold), prediction["answer"], chapter_text)
+            raw = await judge_one(judge, question.text, list(question.gold), prediction["answer"], chapter_text,
+                                  self.judge_version)
         line: dict[str, Any] = {
             "question_id": question.id, "bucket": question.attrs["bucket"],
             "get": question.attrs["get"], "retrieval_type": rt,
-            "judge_prompt": TWO_PASS_VERSION if two_pass else PROMPT_VERSION,
+            "judge_prompt": TWO_PASS_VERSION if two_pass else (
+                BOUNDED_PROMPT_VERSION if self.judge_version == 2 else PROMPT_VERSION),
             "judge_mode": "two_pass" if two_pass else "one_pass", **raw,
         }
         if "judge_error" in line:

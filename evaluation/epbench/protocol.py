@@ -11,6 +11,7 @@ from datasets.types import Dataset, Question
 from model_access.chat import ChatModel
 
 from ..protocol import Protocol
+from .judge import JUDGE_VERSIONS
 from .judging import EpBenchJudging
 from .metrics import CREDITS, EpBenchMetrics
 from .scoring import POLICIES
@@ -32,22 +33,29 @@ class EpBenchProtocol(Protocol):
 
     def __init__(self, policy: str = "lenient", resamples: int = 1000, seed: int = 0,
                  credit: str = "raw", judge_mode: str = "one_pass", data_dir: str | None = None,
-                 book: int | None = None):
+                 book: int | None = None, judge_version: int = 1):
         if policy not in POLICIES:
             raise ValueError(f"scoring.policy must be one of {POLICIES}, not {policy!r}")
         if credit not in CREDITS:
             raise ValueError(f"protocol.credit must be one of {CREDITS}, not {credit!r}")
         if judge_mode not in JUDGE_MODES:
             raise ValueError(f"protocol.judge_mode must be one of {JUDGE_MODES}, not {judge_mode!r}")
+        if judge_version not in JUDGE_VERSIONS:
+            raise ValueError(f"protocol.judge_version must be one of {JUDGE_VERSIONS}, not {judge_version!r} "
+                             "(2 bounds the judge's reply; 1 is what runs saved before 2026-11-30 used)")
+        self.judge_version = judge_version
         self.policy = policy
         self.credit = credit
         self.judge_mode = judge_mode
-        self.judging = EpBenchJudging(policy, judge_mode, data_dir, book)
+        self.judging = EpBenchJudging(policy, judge_mode, data_dir, book, judge_version)
         self.scoring = EpBenchMetrics(policy, resamples, seed, credit, data_dir, book)
 
     def describe(self) -> dict[str, Any]:
-        return {"protocol": self.name, "version": self.version, "credit": self.credit,
-                "judge_mode": self.judge_mode, "matcher_universe": self.judging.universe.source}
+        out = {"protocol": self.name, "version": self.version, "credit": self.credit,
+               "judge_mode": self.judge_mode, "matcher_universe": self.judging.universe.source}
+        if self.judge_version != 1:  # absent for version 1: saved runs' meta stays byte for byte
+            out["judge_version"] = self.judge_version
+        return out
 
     def answer_messages(self, question: Question, context_text: str) -> list[dict[str, str]]:
         user = f"Material:\n{context_text}\n\nQuestion: {question.text}"

@@ -155,9 +155,13 @@ class ExternalMethod(MemoryMethod):
     async def build_index(self, corpus: Corpus) -> WorkerIndex:
         env_path = await self._aenv()
         store = self.services.store(corpus.id)
-        folder = store.path("package")
+        # absolute: the worker runs in its own cwd, where a relative path would put the package's
+        # files beside it (under cwd/), out of reach of the partial-index cleanup below
+        folder = store.path("package").resolve()
         fingerprint = corpus_fingerprint(corpus)
         done = store.load_json(DONE) if store.exists(DONE) else None
+        if done and not (folder.is_dir() and any(folder.iterdir())):
+            done = None  # the package's files are gone (or were written elsewhere before 2026-11-30): rebuild
         if not (done and done.get("corpus") == fingerprint) and folder.exists():
             # an indexing that was interrupted (a kill) left a partial index: the package would
             # add to it and build a different one; start clean (its model calls replay from the cache)

@@ -66,6 +66,13 @@ def build_config(p: dict[str, Any]) -> Any:
                          "top_k_entities": int(s["top_k_entities"]),
                          "top_k_relationships": int(s["top_k_relationships"])},
     }
+    if s.get("community_report_max_tokens"):
+        # GraphRAG asks for no limit, so the proxy would apply the answering model's max_tokens
+        # (512 by default): a report is a long JSON object, and cut there it never validates
+        cfg["completion_models"]["community_report_model"] = {
+            **model, "model": llm["model"], "api_base": llm["base_url"],
+            "call_args": {"max_completion_tokens": int(s["community_report_max_tokens"])}}
+        cfg["community_reports"] = {"completion_model_id": "community_report_model"}
     return GraphRagConfig(**cfg), dim
 
 
