@@ -107,8 +107,16 @@ def test_refuses_mismatched_question_sets_and_judges(root, tmp_path, capsys) -> 
     (other_judge / "meta.json").write_text(json.dumps(meta))
     assert report_main([str(ref), str(other_judge), "--reference", str(ref), "--out", str(tmp_path / "r2")]) == 2
     err = capsys.readouterr().err
-    assert "judge differs (another-judge vs scripted-judge)" in err and str(other_judge) in err
-    assert not (tmp_path / "r2" / "report.md").exists()
+    assert "judge differs (another-judge (judge version 2) vs scripted-judge (judge version 2))" in err
+    assert str(other_judge) in err and not (tmp_path / "r2" / "report.md").exists()
+    # the same judge model under EpBench judge version 1 (runs saved before version 2) does not compare
+    old_judge = tmp_path / "epbench20" / "embedding_rag-v1"
+    shutil.copytree(run_dir(root, "embedding_rag"), old_judge)
+    meta = json.loads((old_judge / "meta.json").read_text())
+    meta["protocol"].pop("judge_version")
+    (old_judge / "meta.json").write_text(json.dumps(meta))
+    assert report_main([str(ref), str(old_judge), "--reference", str(ref), "--out", str(tmp_path / "r3")]) == 2
+    assert "judge differs (scripted-judge vs scripted-judge (judge version 2))" in capsys.readouterr().err
 
 
 def test_sweep_folder_holds_the_report(root) -> None:

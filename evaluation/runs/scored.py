@@ -58,6 +58,10 @@ class Run:
         m = self.metrics
         policy = m.get("policy") or m.get("judge_prompt") or m.get("judge_prompts")
         values = {**self.meta, "policy": policy, "credit": m.get("credit", "–")}
+        proto = self.meta.get("protocol")
+        version = proto.get("judge_version") if isinstance(proto, dict) else None
+        if version is not None:  # EpBench judge version 2+ (version 1 runs predate the key)
+            values["judge_model"] = f"{_text(values.get('judge_model'))} (judge version {version})"
         return {k: _text(values.get(k)) for k in PROVENANCE}
 
     def stage_tokens(self, stages: tuple[str, ...]) -> int:
