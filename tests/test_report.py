@@ -39,7 +39,7 @@ def test_report_on_three_runs_has_tables_and_figures(root, tmp_path) -> None:
     assert [r.split(" | ")[0][2:] for r in rows] == list(METHODS)
     assert all("±" in r and "n/a" in r for r in rows)  # F1 ± std; no chronological awareness yet
     # provenance heads every table
-    assert text.count("answering model: scripted-llm; judge: scripted-judge; policy: lenient") == 3
+    assert text.count("answering model: scripted-llm; judge: scripted-judge (judge version 2); policy: lenient") == 3
     assert "subset: 6 of 456" in text and "cap: 3 units" in text
     # Table 3: vanilla sends the whole book, so far more context tokens than retrieval
     t3 = text.split("Table 3 shape")[1].split("###")[0]
