@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_cli
 
+from model_access.local_server import running_llama_servers
+
 
 def _local_ready() -> str | None:
     try:
@@ -42,8 +44,6 @@ def _local_args(tmp: Path, data_dir: Path) -> list[str]:
 
 
 def _servers() -> list[int]:
-    from model_access.local_server import running_llama_servers
-
     return running_llama_servers()
 
 
@@ -68,20 +68,43 @@ def test_local_run_end_to_end_then_free_rerun(tmp_path, data_dir) -> None:
     assert usage["totals"]["fresh"]["calls"] == 0
 
 
+def _servers_of(root: int) -> set[int]:
+    """Live llama-servers descended from process `root`: the run's own, never a server another
+    test started or is still shutting down (a snapshot of all servers races with those)."""
+    out = set()
+    for pid in _servers():
+        p = pid
+        while p > 1:
+            try:
+                p = int(Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                break
+            if p == root:
+                out.add(pid)
+                break
+    return out
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
 def test_killed_run_leaves_no_server(tmp_path, data_dir, sig) -> None:
-    before = set(_servers())
     proc = subprocess.Popen([sys.executable, str(ROOT / "run.py"), *_local_args(tmp_path, data_dir)],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env={**os.environ})
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and not (set(_servers()) - before):
-        time.sleep(0.5)
-    assert set(_servers()) - before, "the server never started"
-    time.sleep(2)
-    proc.send_signal(sig)
-    proc.wait(timeout=60)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and set(_servers()) - before:
-        time.sleep(0.5)
-    assert not (set(_servers()) - before), f"llama-server survived {sig.name} of its parent"
+    try:
+        deadline = time.monotonic() + 300
+        owned: set[int] = set()
+        while time.monotonic() < deadline and not owned and proc.poll() is None:
+            owned = _servers_of(proc.pid)
+            time.sleep(0.5)
+        assert owned, f"the run's server never started (run exit code {proc.poll()})"
+        time.sleep(2)
+        proc.send_signal(sig)
+        proc.wait(timeout=60)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and running_llama_servers(owned):
+            time.sleep(0.5)
+        assert not running_llama_servers(owned), f"llama-server survived {sig.name} of its parent"
+    finally:
+        if proc.poll() is None:  # a failed assertion must not leave the run (and its server) behind
+            proc.kill()
+            proc.wait(timeout=60)
