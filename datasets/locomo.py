@@ -62,16 +62,19 @@ def sessions_of(dia_ids: list[str]) -> list[str]:
 
 class LoCoMoLoader:
     """Loads locomo10.json. `context_cap_units` null = the smallest number of sessions that holds
-    all evidence of `cap_coverage` of the questions (5 sessions at 0.99)."""
+    all evidence of `cap_coverage` of the questions (5 sessions at 0.99). `conversations` keeps
+    only those sample ids (e.g. [conv-30]); the derived cap still comes from all ten, so a
+    one-conversation run keeps the full benchmark's cap."""
 
     def __init__(self, data_dir: str, context_cap_units: int | None = None,
                  context_cap_tokens: int | None = None, cap_coverage: float = 0.99,
-                 categories: list[int] | None = None):
+                 categories: list[int] | None = None, conversations: list[str] | None = None):
         self.root = Path(data_dir)
         self.cap_units = context_cap_units
         self.cap_tokens = context_cap_tokens
         self.cap_coverage = cap_coverage
         self.categories = {int(c) for c in categories} if categories else None
+        self.conversations = [str(c) for c in conversations] if conversations else None
 
     def load(self) -> Dataset:
         entry = verify(self.root, REL)
@@ -84,8 +87,16 @@ class LoCoMoLoader:
             present = {u.id for u in corpus.units}
             questions.extend(self._question(qa, f"{corpus.id}-q{i}", corpus.id, present)
                              for i, qa in enumerate(sample["qa"]))
-        cap = self.derive_cap(questions)  # from every question, whatever the category filter
+        cap = self.derive_cap(questions)  # from every question, whatever the filters
         notes = []
+        if self.conversations is not None:
+            unknown = [c for c in self.conversations if c not in corpora]
+            if unknown:
+                raise ConfigError(f"unknown LoCoMo conversation(s) {unknown}; dataset.loader."
+                                  f"conversations takes sample ids from: {', '.join(corpora)}")
+            corpora = {c: corpora[c] for c in self.conversations}
+            questions = [q for q in questions if q.corpus_id in corpora]
+            notes.append(f"LoCoMo restricted to conversations {self.conversations}")
         if self.categories is not None:
             questions = [q for q in questions if q.attrs["category"] in self.categories]
             notes.append(f"LoCoMo restricted to categories {sorted(self.categories)}")

@@ -25,6 +25,7 @@ from evaluation.conversations.longmemeval import (
     parse_yes_no,
 )
 from model_access.chat import ChatResult
+from model_access.errors import ConfigError
 
 META = {"answer_model": "m", "judge_model": "j", "data_version": "v", "method": "embedding_rag"}
 
@@ -61,6 +62,18 @@ def test_locomo_loader(data_dir: Path) -> None:
     assert q5.gold == (NOT_MENTIONED,) and q5.attrs["adversarial_answer"] == "self-care is important"
     assert all(isinstance(q.gold[0], str) for q in ds.questions)  # int answers stringified
     assert next(q for q in ds.questions if q.id == "conv-26-q1").gold == ("2022",)
+
+
+def test_locomo_loader_keeps_chosen_conversations_and_the_full_cap(data_dir: Path) -> None:
+    if not (data_dir / "locomo/locomo10.json").exists():
+        pytest.skip("locomo10.json missing: run `python scripts/fetch_data.py`")
+    ds = LoCoMoLoader(str(data_dir), conversations=["conv-30"]).load()
+    assert list(ds.corpora) == ["conv-30"] and len(ds.corpora["conv-30"].units) == 19
+    assert Counter(q.attrs["category"] for q in ds.questions) == {1: 11, 2: 26, 4: 44, 5: 24}
+    assert ds.natural_cap.max_units == 5  # derived from all ten conversations, not this one
+    assert any("conv-30" in n for n in ds.notes)
+    with pytest.raises(ConfigError, match="conv-99.*conv-26"):
+        LoCoMoLoader(str(data_dir), conversations=["conv-99"]).load()
 
 
 def test_locomo_evidence_parsing_tolerates_malformed_ids() -> None:

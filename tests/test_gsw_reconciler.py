@@ -292,6 +292,13 @@ def test_chunking_and_string_matching() -> None:
     text = "One. Two is here. Three! Four? Five.\n\nSix starts a paragraph. Seven."
     assert make_chunks(text, 3) == ["One. Two is here. Three!", "Four? Five. Six starts a paragraph.", "Seven."]
     assert make_chunks(text, 3, overlap=1)[:2] == ["One. Two is here. Three!", "Three! Four? Five."]
+    # min_words: a group grows past 3 sentences until it holds the words (chat turns are short)
+    assert make_chunks(text, 3, min_words=6) == ["One. Two is here. Three! Four?",
+                                                 "Five. Six starts a paragraph. Seven."]
+    assert make_chunks(text, 2, overlap=1, min_words=6)[0] == "One. Two is here. Three! Four?"
+    assert make_chunks(text, 2, overlap=1, min_words=6)[1].startswith("Four? Five.")
+    with pytest.raises(ValueError, match="chunk_min_words"):
+        make_chunks(text, 3, min_words=0)
     m = NameMatcher()
     m.add(0, ["the Astronomy Night event"])
     m.add(1, ["Ezra Edwards", "Ezra"])

@@ -46,7 +46,8 @@ class GSWIndex:
 
 class GSW(MemoryMethod):
     def __init__(self, services: Services, name: str | None = None, *,
-                 chunk_sentences: int = 3, chunk_overlap: int = 0, coreference: bool = True,
+                 chunk_sentences: int = 3, chunk_overlap: int = 0, chunk_min_words: int | None = None,
+                 coreference: bool = True,
                  situating_context: bool = True, space_time: bool = True, reconcile_scope: str = "chapter",
                  entity_resolution: str = "exact", er_candidates: int = 3, er_threshold: float = 0.8,
                  forward_falling: bool = True, ff_max_questions: int = 12, ff_window: int = 50,
@@ -66,7 +67,8 @@ class GSW(MemoryMethod):
             if value not in allowed:
                 raise ValueError(f"gsw {key} must be one of {sorted(allowed)}, not {value!r}")
         self.settings = StageSettings(
-            chunk_sentences=chunk_sentences, chunk_overlap=chunk_overlap, coreference=coreference,
+            chunk_sentences=chunk_sentences, chunk_overlap=chunk_overlap, chunk_min_words=chunk_min_words,
+            coreference=coreference,
             situating_context=situating_context, space_time=space_time, coref_max_tokens=coref_max_tokens,
             situate_max_tokens=situate_max_tokens, operator_max_tokens=operator_max_tokens,
             spacetime_max_tokens=spacetime_max_tokens)
@@ -88,7 +90,9 @@ class GSW(MemoryMethod):
 
     def params(self) -> dict[str, Any]:
         """What defines the index (QA settings do not: ablations of retrieval share one index)."""
-        return {"prompt_version": PROMPT_VERSION, "guard_version": GUARD_VERSION, **vars(self.settings), "reconcile_scope": self.reconcile_scope,
+        stages = {k: v for k, v in vars(self.settings).items()
+                  if not (k == "chunk_min_words" and v is None)}  # unset: keys of earlier indexes hold
+        return {"prompt_version": PROMPT_VERSION, "guard_version": GUARD_VERSION, **stages, "reconcile_scope": self.reconcile_scope,
                 **self.recon_kw, "summary_min_mentions": self.summary_min_mentions,
                 "summary_max_tokens": self.summary_max_tokens, "max_chapters": self.max_chapters}
 

@@ -38,17 +38,25 @@ def split_sentences(text: str) -> list[str]:
     return [s for s in out if s]
 
 
-def make_chunks(text: str, size: int = 3, overlap: int = 0) -> list[str]:
-    """Groups of `size` sentences; consecutive groups share `overlap` sentences (0 = none)."""
+def make_chunks(text: str, size: int = 3, overlap: int = 0, min_words: int | None = None) -> list[str]:
+    """Groups of `size` sentences; consecutive groups share `overlap` sentences (0 = none).
+    `min_words`: a group keeps taking sentences until it holds at least this many words, so
+    short chat turns give the Operator as much text per call as prose sentences do."""
     if size < 1 or not 0 <= overlap < size:
         raise ValueError("chunk_sentences must be >= 1 and 0 <= chunk_overlap < chunk_sentences")
+    if min_words is not None and min_words < 1:
+        raise ValueError(f"chunk_min_words must be >= 1 or null, not {min_words}")
     sents = split_sentences(text)
-    step = size - overlap
-    chunks = []
-    for i in range(0, len(sents), step):
-        chunks.append(" ".join(sents[i:i + size]))
-        if i + size >= len(sents):
+    chunks: list[str] = []
+    i = 0
+    while i < len(sents):
+        end = min(i + size, len(sents))
+        while min_words and end < len(sents) and len(" ".join(sents[i:end]).split()) < min_words:
+            end += 1
+        chunks.append(" ".join(sents[i:end]))
+        if end >= len(sents):
             break
+        i = max(end - overlap, i + 1)
     return chunks
 
 
@@ -56,6 +64,7 @@ def make_chunks(text: str, size: int = 3, overlap: int = 0) -> list[str]:
 class StageSettings:
     chunk_sentences: int = 3
     chunk_overlap: int = 0
+    chunk_min_words: int | None = None
     coreference: bool = True
     situating_context: bool = True
     space_time: bool = True
@@ -119,7 +128,8 @@ class OperatorStages:
         """All chunks of one chapter with their Operator and space-time output; and coref status."""
         text, status = await self.coref(unit.text)
         records = [ChunkRecord(id=f"{unit.id}.{i}", chapter=unit.id, index=i, text=c)
-                   for i, c in enumerate(make_chunks(text, self.s.chunk_sentences, self.s.chunk_overlap))]
+                   for i, c in enumerate(make_chunks(text, self.s.chunk_sentences, self.s.chunk_overlap,
+                                                         self.s.chunk_min_words))]
         # The first chunk alone, then the rest at once: its situate call leaves the chapter in
         # the server's prompt cache, so the other chunks' situate calls reuse that prefix instead
         # of each slot computing it cold at the same moment (same requests, same replies).
