@@ -1,0 +1,40 @@
+"""scripts/run_facts.py: the build-notes figures come from the run folder's own files."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+from conftest import ROOT
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("run_facts", ROOT / "scripts" / "run_facts.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _write(run: Path) -> None:
+    run.mkdir()
+    (run / "meta.json").write_text(json.dumps({"method": "gsw"}))
+    (run / "metrics.json").write_text(json.dumps({"n_judge_failed": 1}))
+    (run / "usage.json").write_text(json.dumps({"stages": {
+        "index": {"fresh": {"calls": 7}, "cached": {"calls": 3}}, "answer": {"fresh": {"calls": 2}}}}))
+    (run / "index.json").write_text(json.dumps({"corpora": [
+        {"seconds": 60.5, "stats": {"operator_failed": 2, "chunks": 9, "guard": {"x_failed": 1}}},
+        {"seconds": 30, "stats": {"operator_failed": 1}}]}))
+    preds = [{"context_text": "some text", "context_tokens": 30, "cap_audit": {"verbatim_beyond_units": ["9"]}},
+             {"context_text": "  ", "context_tokens": 0, "retrieval": {"truncated": True}}]
+    (run / "predictions.jsonl").write_text("\n".join(json.dumps(p) for p in preds) + "\n")
+
+
+def test_facts_read_from_the_run_folder(tmp_path: Path) -> None:
+    run = tmp_path / "gsw-abc"
+    _write(run)
+    f = _load().facts(run)
+    assert f["index_s"] == 90.5 and f["index_calls"] == (7, 3) and f["answer_calls"] == (2, 0)
+    assert f["judge_calls"] == (0, 0) and f["ctx_tokens"] == 15
+    assert (f["empty"], f["truncated"], f["judge_failed"], f["beyond_cap"]) == (1, 1, 1, 1)
+    assert f["failures"] == {"operator_failed": 3, "guard.x_failed": 1}  # summed over corpora, nested kept
