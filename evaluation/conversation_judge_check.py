@@ -57,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--every", type=int, default=1, help="judge every k-th label only (a slow local judge)")
     ap.add_argument("--offset", type=int, default=0, help="with --every: start at this label (0-based)")
     ap.add_argument("--json", type=Path, default=None, help="also write the numbers here")
+    ap.add_argument("--judge-version", type=int, default=1,
+                    help="LoCoMo: the protocol's judge_version (2 = category 5's own judge prompt)")
     args = ap.parse_args(argv)
     data_dir = args.data_dir or _default_data_dir()
     dataset = load_dataset(args.dataset, data_dir)
@@ -65,9 +67,12 @@ def main(argv: list[str] | None = None) -> int:
     configs = list(DETERMINISTIC)
     judge_name = "none (judge-free configurations only)"
     if not args.deterministic_only:
-        protocol: Protocol = LoCoMoProtocol() if args.dataset == "locomo" else LongMemEvalProtocol()
+        protocol: Protocol = (LoCoMoProtocol(judge_version=args.judge_version) if args.dataset == "locomo"
+                              else LongMemEvalProtocol())
         judge, pool = _build_judge(args.judge, args.override, data_dir, args.cache, args.replay)
         judge_name = f"{judge.display_name} (conf judge={args.judge})"
+        if args.dataset == "locomo":
+            judge_name += f", judge prompt {protocol.describe()['judge_prompt']}"
         try:
             asyncio.run(run_judge(cases, protocol, dataset, judge, args.concurrency))
         finally:

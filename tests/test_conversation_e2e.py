@@ -58,7 +58,9 @@ def test_locomo_run(scripted, tmp_path, data_dir, method, n) -> None:
         if method == "embedding_rag":
             assert 1 <= len(p["context_chapters"]) <= 5
     judg = _lines(run / "judgments.jsonl")
-    assert all(j["judge_prompt"] == "locomo-judge-v1" for j in judg)
+    assert all(j["judge_prompt"] == "locomo-judge-v2" for j in judg)  # conf/dataset/locomo.yaml
+    cat5 = [j for j in judg if j["category"] == 5]
+    assert cat5 and all("label" in j for j in cat5)
     metrics = json.loads((run / "metrics.json").read_text())
     assert set(metrics["categories"]) == {"1", "2", "3", "4", "5"}
     assert metrics["category_names"]["5"] == "adversarial" and metrics["overall"]["n"] == n * 4 // 5

@@ -131,6 +131,27 @@ def test_locomo_judge_records_prompt_version_and_category_5_trap() -> None:
     assert "'self-care is important'" in prompt and "WRONG" in prompt
 
 
+def test_locomo_judge_version_2_changes_category_5_alone() -> None:
+    q5 = Question("x", "conv-1", "What did Caroline realize?", (NOT_MENTIONED,),
+                  attrs={"category": 5, "adversarial_answer": "self-care is important"})
+    q4 = Question("y", "conv-1", "Where did Mel go?", ("the beach",), attrs={"category": 4})
+    sent = {}
+    for version in (1, 2):
+        judge = FakeJudge(parsed={"reasoning": "r", "label": "CORRECT"})
+        proto = LoCoMoProtocol(judge_version=version)
+        lines = [asyncio.run(proto.judge(q, {"answer": "Not mentioned"}, None, judge)) for q in (q5, q4)]
+        assert {ln["judge_prompt"] for ln in lines} == {f"locomo-judge-v{version}"}
+        sent[version] = judge.seen
+    assert sent[1][1] == sent[2][1]  # category 4: the same messages, so cached verdicts carry over
+    v1_system, v2_system = sent[1][0][0]["content"], sent[2][0][0]["content"]
+    assert "declines to answer" in v1_system  # what made a small judge fail correct refusals
+    assert "declines" not in v2_system and "only correct reply" in v2_system
+    assert "self-care is important" in sent[2][0][-1]["content"]
+    assert LoCoMoProtocol(judge_version=2).describe()["judge_prompt"] == "locomo-judge-v2"
+    with pytest.raises(ValueError, match="judge_version must be one of"):
+        LoCoMoProtocol(judge_version=3)
+
+
 # -- LongMemEval ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("qtype", "abs_", "kind", "phrase"), [

@@ -33,6 +33,11 @@ from .grounding import (
 from .text_overlap import evidence_recall, gold_for_scoring, locomo_bleu1, locomo_f1
 
 PROMPT_VERSION = "locomo-judge-v1"
+# Judge prompt sets by `protocol.judge_version`. Version 2 changes category 5 alone: version 1's
+# shared system prompt calls a reply that "declines to answer" WRONG, and a 0.5B judge followed
+# that over the category-5 gold, failing every correct refusal. Categories 1-4 send the same
+# messages under both versions (their cached verdicts carry over).
+JUDGE_PROMPTS = {1: PROMPT_VERSION, 2: "locomo-judge-v2"}
 ANSWER_PROMPT_VERSION = "locomo-answer-v1"
 POLICIES = ("categories_1_4", "categories_1_5")
 
@@ -54,6 +59,14 @@ _JUDGE_SYSTEM = (
     '{"reasoning": "<one sentence>", "label": "CORRECT" or "WRONG"}.'
 )
 
+_JUDGE_SYSTEM_ADVERSARIAL = (
+    "You grade a reply to a question about a conversation between two people. The question "
+    "asks about something the conversation never mentions, so the only correct reply is one "
+    "that says it is not mentioned, not known or not in the conversation, in any words. A reply "
+    "that gives any answer to the question is WRONG. Return JSON: "
+    '{"reasoning": "<one sentence>", "label": "CORRECT" or "WRONG"}.'
+)
+
 
 # A CORRECT/WRONG verdict (LoCoMo and custom free-text judges). Its name and schema are sent with
 # every judge call and so are part of the cache key: no docstring, keep the name, share the alias.
@@ -65,9 +78,15 @@ class _Verdict(BaseModel):
 Verdict = _Verdict
 
 
-def judge_messages(question: str, gold: str, answer: str, adversarial: str | None) -> list[dict[str, str]]:
+def judge_messages(question: str, gold: str, answer: str, adversarial: str | None,
+                   version: int = 1) -> list[dict[str, str]]:
     """Judge prompt; for category 5 the gold is that the conversation does not support the
-    question, and the trap answer it presupposes is shown as the wrong one."""
+    question, and the trap answer it presupposes is shown as the wrong one (version 2: with a
+    system prompt of its own, in which declining is the correct reply)."""
+    if adversarial is not None and version >= 2:
+        user = (f"Question: {question}\nGold answer: {NOT_MENTIONED}\nA wrong reply would be, for "
+                f"example: {adversarial}\nReply to grade: {answer}\n\nReturn the JSON object.")
+        return [{"role": "system", "content": _JUDGE_SYSTEM_ADVERSARIAL}, {"role": "user", "content": user}]
     if adversarial is None:
         truth = f"Gold answer: {gold}"
     else:
@@ -99,14 +118,19 @@ class LoCoMoProtocol(Protocol):
     version = "1"
 
     def __init__(self, include_category_5: bool = False, resamples: int = 1000, seed: int = 0,
-                 credit: str = "raw"):
+                 credit: str = "raw", judge_version: int = 1):
+        if judge_version not in JUDGE_PROMPTS:
+            raise ValueError(f"LoCoMo protocol.judge_version must be one of {sorted(JUDGE_PROMPTS)}, "
+                             f"not {judge_version!r}")
+        self.judge_version = judge_version
+        self.judge_prompt = JUDGE_PROMPTS[judge_version]
         self.include_category_5 = bool(include_category_5)
         self.credit = check_credit(credit)
         self.resamples = resamples
         self.seed = seed
 
     def describe(self) -> dict[str, Any]:
-        return {"protocol": self.name, "version": self.version, "judge_prompt": PROMPT_VERSION,
+        return {"protocol": self.name, "version": self.version, "judge_prompt": self.judge_prompt,
                 "answer_prompt": ANSWER_PROMPT_VERSION, "include_category_5": self.include_category_5,
                 "credit": self.credit, "grounding": GROUNDING_VERSION,
                 "category_names": CATEGORY_NAMES}
@@ -119,9 +143,10 @@ class LoCoMoProtocol(Protocol):
                     judge: ChatModel) -> dict[str, Any]:
         category = int(question.attrs["category"])
         adversarial = question.attrs.get("adversarial_answer", "") if category == 5 else None
-        messages = judge_messages(question.text, question.gold[0], prediction["answer"], adversarial)
+        messages = judge_messages(question.text, question.gold[0], prediction["answer"], adversarial,
+                                  self.judge_version)
         line: dict[str, Any] = {"question_id": question.id, "category": category,
-                                "judge_prompt": PROMPT_VERSION}
+                                "judge_prompt": self.judge_prompt}
         try:
             verdict, result = await judge.complete_json(messages, Verdict, max_tokens=300)
         except JsonOutputError as exc:
