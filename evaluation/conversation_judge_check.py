@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--offset", type=int, default=0, help="with --every: start at this label (0-based)")
     ap.add_argument("--json", type=Path, default=None, help="also write the numbers here")
     ap.add_argument("--judge-version", type=int, default=1,
-                    help="LoCoMo: the protocol's judge_version (2 = category 5's own judge prompt)")
+                    help="LoCoMo: the protocol's judge_version (2 = category 5 by the decline check)")
     args = ap.parse_args(argv)
     data_dir = args.data_dir or _default_data_dir()
     dataset = load_dataset(args.dataset, data_dir)

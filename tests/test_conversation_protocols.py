@@ -131,23 +131,23 @@ def test_locomo_judge_records_prompt_version_and_category_5_trap() -> None:
     assert "'self-care is important'" in prompt and "WRONG" in prompt
 
 
-def test_locomo_judge_version_2_changes_category_5_alone() -> None:
+def test_locomo_judge_version_2_scores_category_5_by_the_decline_check() -> None:
     q5 = Question("x", "conv-1", "What did Caroline realize?", (NOT_MENTIONED,),
                   attrs={"category": 5, "adversarial_answer": "self-care is important"})
     q4 = Question("y", "conv-1", "Where did Mel go?", ("the beach",), attrs={"category": 4})
-    sent = {}
+    seen = {}
     for version in (1, 2):
-        judge = FakeJudge(parsed={"reasoning": "r", "label": "CORRECT"})
+        judge = FakeJudge(parsed={"reasoning": "r", "label": "WRONG"})  # a judge that fails refusals
         proto = LoCoMoProtocol(judge_version=version)
-        lines = [asyncio.run(proto.judge(q, {"answer": "Not mentioned"}, None, judge)) for q in (q5, q4)]
+        lines = [asyncio.run(proto.judge(q, {"answer": a}, None, judge))
+                 for q, a in ((q5, "That is not mentioned anywhere."), (q5, "Self-care matters"), (q4, "x"))]
         assert {ln["judge_prompt"] for ln in lines} == {f"locomo-judge-v{version}"}
-        sent[version] = judge.seen
-    assert sent[1][1] == sent[2][1]  # category 4: the same messages, so cached verdicts carry over
-    v1_system, v2_system = sent[1][0][0]["content"], sent[2][0][0]["content"]
-    assert "declines to answer" in v1_system  # what made a small judge fail correct refusals
-    assert "declines" not in v2_system and "only correct reply" in v2_system
-    assert "self-care is important" in sent[2][0][-1]["content"]
-    assert LoCoMoProtocol(judge_version=2).describe()["judge_prompt"] == "locomo-judge-v2"
+        seen[version] = (judge.seen, [ln["correct"] for ln in lines])
+    assert seen[1][1] == [0, 0, 0]  # version 1: the judge's WRONG stands
+    assert seen[2][1] == [1, 0, 0]  # version 2: a decline is correct, the trap answer is not
+    assert len(seen[2][0]) == 1 and seen[2][0][0] == seen[1][0][2]  # only category 4 asked, same messages
+    assert "category_5" not in LoCoMoProtocol().describe()  # version 1's meta unchanged
+    assert "decline check" in LoCoMoProtocol(judge_version=2).describe()["category_5"]
     with pytest.raises(ValueError, match="judge_version must be one of"):
         LoCoMoProtocol(judge_version=3)
 

@@ -33,11 +33,13 @@ from .grounding import (
 from .text_overlap import evidence_recall, gold_for_scoring, locomo_bleu1, locomo_f1
 
 PROMPT_VERSION = "locomo-judge-v1"
-# Judge prompt sets by `protocol.judge_version`. Version 2 changes category 5 alone: version 1's
-# shared system prompt calls a reply that "declines to answer" WRONG, and a 0.5B judge followed
-# that over the category-5 gold, failing every correct refusal. Categories 1-4 send the same
-# messages under both versions (their cached verdicts carry over).
+# Judge versions (`protocol.judge_version`). Version 2 changes category 5 alone: its verdict is
+# the model-free decline check (grounding.py), the judge is not called. Under version 1 the 0.5B
+# judge called all 10 hand-labelled category-5 replies WRONG, the 5 correct refusals included
+# (its shared prompt calls a reply that declines WRONG); a category-5 prompt of its own, tried
+# first, did no better (10 of 10 WRONG). Categories 1-4 send the same messages under both.
 JUDGE_PROMPTS = {1: PROMPT_VERSION, 2: "locomo-judge-v2"}
+CATEGORY_5_BY_DECLINE = "category 5 by the decline check (no judge call)"
 ANSWER_PROMPT_VERSION = "locomo-answer-v1"
 POLICIES = ("categories_1_4", "categories_1_5")
 
@@ -59,15 +61,6 @@ _JUDGE_SYSTEM = (
     '{"reasoning": "<one sentence>", "label": "CORRECT" or "WRONG"}.'
 )
 
-_JUDGE_SYSTEM_ADVERSARIAL = (
-    "You grade a reply to a question about a conversation between two people. The question "
-    "asks about something the conversation never mentions, so the only correct reply is one "
-    "that says it is not mentioned, not known or not in the conversation, in any words. A reply "
-    "that gives any answer to the question is WRONG. Return JSON: "
-    '{"reasoning": "<one sentence>", "label": "CORRECT" or "WRONG"}.'
-)
-
-
 # A CORRECT/WRONG verdict (LoCoMo and custom free-text judges). Its name and schema are sent with
 # every judge call and so are part of the cache key: no docstring, keep the name, share the alias.
 class _Verdict(BaseModel):
@@ -78,15 +71,9 @@ class _Verdict(BaseModel):
 Verdict = _Verdict
 
 
-def judge_messages(question: str, gold: str, answer: str, adversarial: str | None,
-                   version: int = 1) -> list[dict[str, str]]:
+def judge_messages(question: str, gold: str, answer: str, adversarial: str | None) -> list[dict[str, str]]:
     """Judge prompt; for category 5 the gold is that the conversation does not support the
-    question, and the trap answer it presupposes is shown as the wrong one (version 2: with a
-    system prompt of its own, in which declining is the correct reply)."""
-    if adversarial is not None and version >= 2:
-        user = (f"Question: {question}\nGold answer: {NOT_MENTIONED}\nA wrong reply would be, for "
-                f"example: {adversarial}\nReply to grade: {answer}\n\nReturn the JSON object.")
-        return [{"role": "system", "content": _JUDGE_SYSTEM_ADVERSARIAL}, {"role": "user", "content": user}]
+    question, and the trap answer it presupposes is shown as the wrong one."""
     if adversarial is None:
         truth = f"Gold answer: {gold}"
     else:
@@ -130,10 +117,13 @@ class LoCoMoProtocol(Protocol):
         self.seed = seed
 
     def describe(self) -> dict[str, Any]:
-        return {"protocol": self.name, "version": self.version, "judge_prompt": self.judge_prompt,
-                "answer_prompt": ANSWER_PROMPT_VERSION, "include_category_5": self.include_category_5,
-                "credit": self.credit, "grounding": GROUNDING_VERSION,
-                "category_names": CATEGORY_NAMES}
+        out = {"protocol": self.name, "version": self.version, "judge_prompt": self.judge_prompt,
+               "answer_prompt": ANSWER_PROMPT_VERSION, "include_category_5": self.include_category_5,
+               "credit": self.credit, "grounding": GROUNDING_VERSION,
+               "category_names": CATEGORY_NAMES}
+        if self.judge_version >= 2:  # absent for version 1: saved runs' meta stays byte for byte
+            out["category_5"] = CATEGORY_5_BY_DECLINE
+        return out
 
     def answer_messages(self, question: Question, context_text: str) -> list[dict[str, str]]:
         user = f"Conversation sessions:\n{context_text}\n\nQuestion: {question.text}\nShort answer:"
@@ -143,10 +133,14 @@ class LoCoMoProtocol(Protocol):
                     judge: ChatModel) -> dict[str, Any]:
         category = int(question.attrs["category"])
         adversarial = question.attrs.get("adversarial_answer", "") if category == 5 else None
-        messages = judge_messages(question.text, question.gold[0], prediction["answer"], adversarial,
-                                  self.judge_version)
         line: dict[str, Any] = {"question_id": question.id, "category": category,
                                 "judge_prompt": self.judge_prompt}
+        if category == 5 and self.judge_version >= 2:
+            g = grounding(question.text, question.gold[0], category, prediction["answer"])
+            ok = int(bool(g["grounded"]))
+            return {**line, "label": "CORRECT" if ok else "WRONG", "correct": ok, "correct_grounded": ok,
+                    **g, "reasoning": CATEGORY_5_BY_DECLINE, "judge_cached": None}
+        messages = judge_messages(question.text, question.gold[0], prediction["answer"], adversarial)
         try:
             verdict, result = await judge.complete_json(messages, Verdict, max_tokens=300)
         except JsonOutputError as exc:
@@ -248,8 +242,10 @@ class LoCoMoProtocol(Protocol):
             lines.append(row(f"{c} {names.get(c, '?')}", m))
         lines.append(row(f"**overall ({scope})**", metrics["overall"]))
         mapping = ", ".join(f"{k} = {v}" for k, v in names.items())
+        by_decline = (" J column: the model-free decline check, no judge call (judge version 2)."
+                      if metrics.get("judge_prompt") == JUDGE_PROMPTS[2] else "")
         lines += ["", f"Category mapping: {mapping}. Category 5 is correct when the reply says the "
-                  "conversation does not mention it (F1 column: the official substring rule).",
+                  f"conversation does not mention it (F1 column: the official substring rule).{by_decline}",
                   "± = bootstrap std over questions (1000 resamples). Evidence recall = share of the "
                   "question's evidence sessions present in the context."]
         lines += conversation_notes(metrics, "J")
