@@ -251,3 +251,13 @@ def test_iter_json_array_across_chunk_boundaries(tmp_path: Path) -> None:
     assert list(iter_json_array(path, chunk_chars=7)) == rows
     path.write_text("[]")
     assert list(iter_json_array(path)) == []
+
+
+def test_locomo_judge_version_2_is_named_in_report_provenance() -> None:
+    from evaluation.runs.scored import Run
+
+    proto = LoCoMoProtocol(judge_version=2).describe()
+    runs = [Run(Path("runs/locomo/m-1"), {"judge_model": "j", "protocol": p}, {"policy": "categories_1_4"},
+                {}, [], []) for p in (LoCoMoProtocol().describe(), proto)]
+    v1, v2 = (r.provenance()["judge_model"] for r in runs)
+    assert v1 == "j" and v2.startswith("j (locomo-judge-v2: category 5 by the decline check")

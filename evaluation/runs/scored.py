@@ -62,6 +62,9 @@ class Run:
         version = proto.get("judge_version") if isinstance(proto, dict) else None
         if version is not None:  # EpBench judge version 2+ (version 1 runs predate the key)
             values["judge_model"] = f"{_text(values.get('judge_model'))} (judge version {version})"
+        elif isinstance(proto, dict) and proto.get("category_5"):  # LoCoMo judge version 2+
+            values["judge_model"] = (f"{_text(values.get('judge_model'))} ({proto.get('judge_prompt')}: "
+                                     f"{proto['category_5']})")
         return {k: _text(values.get(k)) for k in PROVENANCE}
 
     def stage_tokens(self, stages: tuple[str, ...]) -> int:
