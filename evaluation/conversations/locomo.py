@@ -61,6 +61,7 @@ _JUDGE_SYSTEM = (
     '{"reasoning": "<one sentence>", "label": "CORRECT" or "WRONG"}.'
 )
 
+
 # A CORRECT/WRONG verdict (LoCoMo and custom free-text judges). Its name and schema are sent with
 # every judge call and so are part of the cache key: no docstring, keep the name, share the alias.
 class _Verdict(BaseModel):

@@ -52,7 +52,7 @@ def locomo_judge(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
     user = messages[-1]["content"]
     gold = _between(user, "Gold answer:", "\nReply to grade:")
     reply = _between(user, "Reply to grade:", "\n\nReturn the JSON")
-    if gold.startswith(("the conversation does not contain this", "Not mentioned in the conversation")):
+    if gold.startswith("the conversation does not contain this"):
         ok = "not mentioned" in reply.lower()
     else:
         ok = gold.lower() in reply.lower() or _overlap(reply, gold) >= 0.5
