@@ -14,7 +14,9 @@ from pydantic import BaseModel, ValidationError
 from .budget import Budget, prompt_tokens_of
 from .cache import CacheBase, ResponseCache, cache_key
 from .errors import ConfigError, JsonOutputError
+from .repeat_stop import RULES, scanner_for
 from .retry import with_retries
+from .streaming import streamed_until_repeat
 from .usage import UsageLedger
 
 M = TypeVar("M", bound=BaseModel)
@@ -155,33 +157,42 @@ class ChatModel:
         max_tokens: int | None = None,
         response_format: dict[str, Any] | None = None,
         sampling: dict[str, Any] | None = None,
+        stop_repeats: str | None = None,
     ) -> ChatResult:
         """One chat completion (temperature 0 unless `sampling` says otherwise), from the cache
-        when seen before."""
+        when seen before. `stop_repeats` (a rule of model_access.repeat_stop.RULES) streams the
+        reply and ends it at its first repeated item or run of words; the rule joins the key."""
         req = self._request(messages, max_tokens, response_format, sampling)
-        key = cache_key(self._key_payload(req))
+        payload = self._key_payload(req)
+        if stop_repeats is not None:
+            if stop_repeats not in RULES or "n" in req:
+                raise ValueError(f"stop_repeats must be one of {sorted(RULES)} (single-choice calls only)")
+            payload["stop_repeats"] = RULES[stop_repeats]
+        key = cache_key(payload)
         hit = self.cache.get(key)
         if hit is None:
             async with self.cache.inflight(key):  # a second job on this node waits, then hits
                 hit = self.cache.get(key)
                 if hit is None:
-                    return await self._fresh(key, req)
+                    return await self._fresh(key, req, stop_repeats)
         if self.dry is not None:
             self.dry.hit(self, req, hit)
         self.ledger.record(self.display_name, hit["prompt_tokens"], hit["completion_tokens"], cached=True)
         return ChatResult(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], True, self.display_name,
                           tuple(hit.get("choices") or ()))
 
-    async def _fresh(self, key: str, req: dict[str, Any]) -> ChatResult:
+    async def _fresh(self, key: str, req: dict[str, Any], stop_repeats: str | None = None) -> ChatResult:
         """Pay for one call (the caller holds the key's in-flight lock) and cache its reply."""
         if self.dry is not None:  # harness.estimate: count what this call would cost, pay nothing
             return self.dry.chat(self, req)
         client, sem = self._ensure_client()
         if self.batch is not None and self.batch.covers():  # OpenAI Batch API: queued, collected
-            return await self._batched(key, req)
+            return await self._batched(key, req, stop_repeats)
 
         async def call() -> Any:
             async with sem:
+                if stop_repeats is not None:
+                    return await streamed_until_repeat(client, req, stop_repeats)
                 return await client.chat.completions.create(**req)
 
         guard = self.budget if self.budget is not None and self.budget.limit_usd is not None else None
@@ -200,6 +211,8 @@ class ChatModel:
         text = resp.choices[0].message.content or ""
         entry = {"text": text, "prompt_tokens": pt, "completion_tokens": ct,
                  "finish_reason": resp.choices[0].finish_reason}
+        if getattr(resp, "cut_at", None) is not None:
+            entry["cut_at"] = resp.cut_at  # offset of the repeat in the streamed reply
         choices: tuple[str, ...] = ()
         if "n" in req:
             choices = tuple(c.message.content or "" for c in sorted(resp.choices, key=lambda c: c.index))
@@ -208,8 +221,10 @@ class ChatModel:
         self.cache.put(key, entry)
         return ChatResult(text, pt, ct, False, self.display_name, choices)
 
-    async def _batched(self, key: str, req: dict[str, Any]) -> ChatResult:
-        """A fresh call through the Batch API queue; the queue writes the cache on collection."""
+    async def _batched(self, key: str, req: dict[str, Any], stop_repeats: str | None = None) -> ChatResult:
+        """A fresh call through the Batch API queue; the queue writes the cache on collection.
+        A batch cannot be streamed, so a repeat-stop rule cuts the whole reply afterwards (the
+        same text; only the tokens are not saved)."""
         guard = self.budget if self.budget is not None and self.budget.limit_usd is not None else None
         reserved = (await guard.reserve(self.display_name, prompt_tokens_of(req["messages"]), req["max_tokens"])
                     if guard else 0.0)
@@ -222,6 +237,9 @@ class ChatModel:
             if guard:  # billed at the standard price: the guard stays on the safe side
                 guard.settle(reserved, self.display_name, pt, ct)
         text = body["choices"][0]["message"].get("content") or ""
+        cut = scanner_for(stop_repeats).feed(text + " ") if stop_repeats is not None else None
+        if cut is not None:
+            text = cut.text
         self.ledger.record(self.display_name, pt, ct, cached=False)
         return ChatResult(text, pt, ct, False, self.display_name)
 
@@ -239,17 +257,20 @@ class ChatModel:
         output_model: type[M],
         *,
         max_tokens: int | None = None,
+        stop_repeats: bool = False,
     ) -> tuple[M, ChatResult]:
         """Structured output validated against a pydantic model, with a bounded repair loop.
 
         Each repair attempt shows the model its invalid output and the validation error; every
         attempt is cached, so a rerun replays the same sequence without new calls.
+        `stop_repeats`: end a reply at its first repeated top-level list item (repeat_stop).
         """
         fmt = self._response_format(output_model)
         convo = list(messages)
         raw_outputs: list[str] = []
         for _attempt in range(self.json_repair_attempts + 1):
-            result = await self.complete(convo, max_tokens=max_tokens, response_format=fmt)
+            result = await self.complete(convo, max_tokens=max_tokens, response_format=fmt,
+                                         stop_repeats="json_items" if stop_repeats else None)
             raw_outputs.append(result.text)
             try:
                 return output_model.model_validate_json(_strip_fences(result.text)), result

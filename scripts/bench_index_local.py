@@ -141,7 +141,25 @@ def full_index(model: str, cache: str | None, overrides: list[str]) -> float:
     print("full index:", " ".join(cmd), flush=True)
     t0 = time.perf_counter()
     subprocess.run(cmd, cwd=ROOT, check=True, env={**os.environ, "MEMEVAL_PROGRESS": "0"})
-    return (time.perf_counter() - t0) / 60
+    minutes = (time.perf_counter() - t0) / 60
+    if not cache:
+        print_cache_facts(f"{tmp}/calls.sqlite")
+    return minutes
+
+
+def print_cache_facts(path: str) -> None:
+    """Chat replies in the fresh cache by finish reason (`repeat_stop` = ended at a repeat by
+    model_access.repeat_stop), with their generated tokens."""
+    from model_access.cache_store import open_any
+
+    by: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for _, value in open_any(path).items():
+        if "text" in value:
+            row = by[str(value.get("finish_reason"))]
+            row[0] += 1
+            row[1] += int(value.get("completion_tokens", 0))
+    for reason, (calls, tokens) in sorted(by.items()):
+        print(f"chat replies finished by {reason}: {calls} calls, {tokens} generated tokens")
 
 
 async def main() -> None:

@@ -97,6 +97,7 @@ class ScriptedServer:
         self.fault_kinds: tuple[str, ...] = FAULTS
         self.retry_after_ms = 1000  # what a 429 asks the client to wait
         self.delay_s = 0.0  # every reply waits this long (a slow endpoint)
+        self.stream_piece_s = 0.0  # a streamed reply waits this long between chunks
         self._rng = random.Random(0)
         # usage accounting: words by default; cost-estimate tests install o200k + chat overhead
         self.count_text: Callable[[str], int] = lambda t: len(t.split())
@@ -214,6 +215,8 @@ class ScriptedServer:
                         "usage": {"prompt_tokens": used, "total_tokens": used}}
                 else:
                     body = server.chat_body(req, malformed=fault == "malformed_content")
+                if req.get("stream") and isinstance(body, dict) and "choices" in body:
+                    return self._stream(body, record)
                 if fault == "malformed":  # a reply cut short: not valid JSON, not billable
                     text_body = json.dumps(body)
                     return self._send(200, text_body[: len(text_body) // 2], record, billable=False)
@@ -237,6 +240,36 @@ class ScriptedServer:
                     with server.lock:
                         record["status"] = status if billable else f"{status}-malformed"
                         record["delivered"] = True
+
+            def _stream(self, body: dict[str, Any], record: dict[str, Any]) -> None:
+                """Server-sent events, one word per chunk (llama.cpp sends one token per chunk);
+                `record["pieces_sent"]` counts the chunks written before the client went away."""
+                text = body["choices"][0]["message"]["content"]
+                pieces = re.findall(r"\S+\s*|\s+", text)
+                head = {"id": "scripted", "object": "chat.completion.chunk", "created": 0, "model": body["model"]}
+                events = [{**head, "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]}
+                          for p in pieces]
+                events.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                if (record["body"].get("stream_options") or {}).get("include_usage"):
+                    events.append({**head, "choices": [], "usage": body["usage"]})
+                record["pieces_sent"] = 0
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.end_headers()
+                    for ev in events:
+                        self.wfile.write(f"data: {json.dumps(ev)}\n\n".encode())
+                        self.wfile.flush()
+                        record["pieces_sent"] += 1
+                        time.sleep(server.stream_piece_s)
+                    self.wfile.write(b"data: [DONE]\n\n")
+                    self.wfile.flush()
+                except OSError:  # the client closed the stream
+                    return
+                finally:
+                    self.close_connection = True
+                with server.lock:
+                    record["status"], record["delivered"] = 200, True
 
             def _drop(self) -> None:
                 """Close the connection without a reply."""

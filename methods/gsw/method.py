@@ -57,7 +57,7 @@ class GSW(MemoryMethod):
                  spacetime_max_tokens: int = 1000, ff_max_tokens: int = 500, summary_max_tokens: int = 500,
                  qa_input: str = "summaries", match: str = "string", rerank: bool = True,
                  match_top_k: int = 20, ner_match_threshold: float = 0.8, ner_match_top_k: int = 5,
-                 max_entries: int | None = 17, ner_max_tokens: int = 200):
+                 max_entries: int | None = 17, ner_max_tokens: int = 200, stop_repeats: bool = False):
         super().__init__(services, name)
         checks = {"reconcile_scope": (reconcile_scope, {"chapter", "global"}),
                   "entity_resolution": (entity_resolution, {"exact", "embedding_llm"}),
@@ -71,7 +71,7 @@ class GSW(MemoryMethod):
             coreference=coreference,
             situating_context=situating_context, space_time=space_time, coref_max_tokens=coref_max_tokens,
             situate_max_tokens=situate_max_tokens, operator_max_tokens=operator_max_tokens,
-            spacetime_max_tokens=spacetime_max_tokens)
+            spacetime_max_tokens=spacetime_max_tokens, stop_repeats=stop_repeats)
         self.space_time = space_time
         self.reconcile_scope = reconcile_scope
         self.recon_kw = {"resolution": entity_resolution, "er_candidates": er_candidates,
@@ -90,8 +90,8 @@ class GSW(MemoryMethod):
 
     def params(self) -> dict[str, Any]:
         """What defines the index (QA settings do not: ablations of retrieval share one index)."""
-        stages = {k: v for k, v in vars(self.settings).items()
-                  if not (k == "chunk_min_words" and v is None)}  # unset: keys of earlier indexes hold
+        stages = {k: v for k, v in vars(self.settings).items()  # unset: keys of earlier indexes hold
+                  if not ((k == "chunk_min_words" and v is None) or (k == "stop_repeats" and not v))}
         return {"prompt_version": PROMPT_VERSION, "guard_version": GUARD_VERSION, **stages, "reconcile_scope": self.reconcile_scope,
                 **self.recon_kw, "summary_min_mentions": self.summary_min_mentions,
                 "summary_max_tokens": self.summary_max_tokens, "max_chapters": self.max_chapters}
@@ -152,7 +152,8 @@ class GSW(MemoryMethod):
 
     async def _summarise(self, ws: Workspace, u: Unit) -> None:
         counts = await summarise(self.llm, ws, u.id, u.title or u.id, min_mentions=self.summary_min_mentions,
-                                 space_time=self.space_time, max_tokens=self.summary_max_tokens)
+                                 space_time=self.space_time, max_tokens=self.summary_max_tokens,
+                                 stop_repeats=self.settings.stop_repeats)
         ws.meta["summaries"] = {**counts, "summaries_llm": counts["summaries_llm"] + int(
             (ws.meta.get("summaries") or {}).get("summaries_llm", 0))}
         if not ws.meta.get("summary_failures"):
@@ -192,7 +193,8 @@ class GSW(MemoryMethod):
             facts, by_chapter = FactIndex(ws, self.space_time), entities_by_chapter(ws)
             counts = await asyncio.gather(*(summarise(
                 self.llm, ws, u.id, u.title or u.id, min_mentions=self.summary_min_mentions,
-                space_time=self.space_time, max_tokens=self.summary_max_tokens, facts=facts, by_chapter=by_chapter)
+                space_time=self.space_time, max_tokens=self.summary_max_tokens, facts=facts, by_chapter=by_chapter,
+                stop_repeats=self.settings.stop_repeats)
                 for u in units))
             ws.meta["summaries"] = dict(sum((Counter(c) for c in counts), Counter()))
             if not ws.meta.get("summary_failures"):

@@ -74,6 +74,7 @@ class StageSettings:
     situate_max_tokens: int = 120
     operator_max_tokens: int = 1500
     spacetime_max_tokens: int = 1000
+    stop_repeats: bool = False  # end a looping reply at its first repeat (model_access.repeat_stop)
 
 
 class OperatorStages:
@@ -82,6 +83,12 @@ class OperatorStages:
     def __init__(self, llm: Any, settings: StageSettings):
         self.llm = llm
         self.s = settings
+
+    def _stop(self, rule: Any) -> dict[str, Any]:
+        """The repeat-stop argument when it is on; nothing otherwise (earlier cache keys hold).
+        Not used for coreference (a rewritten chapter may repeat the chapter's own phrases) nor
+        space-time (replayed on the saved 20-chapter run, its cut dropped 9 distinct links)."""
+        return {"stop_repeats": rule} if self.s.stop_repeats else {}
 
     async def coref(self, text: str) -> tuple[str, str]:
         """(text to chunk, status): the rewrite, or the original when the rewrite looks truncated."""
@@ -97,7 +104,8 @@ class OperatorStages:
     async def situate(self, chapter: str, chunk: str) -> str:
         if not self.s.situating_context:
             return ""
-        r = await self.llm.complete(situate_messages(chapter, chunk), max_tokens=self.s.situate_max_tokens)
+        r = await self.llm.complete(situate_messages(chapter, chunk), max_tokens=self.s.situate_max_tokens,
+                                    **self._stop("text_ngrams"))
         return r.text.strip()
 
     async def chunk(self, rec: ChunkRecord, chapter_text: str) -> tuple[OperatorOutput | None, SpaceTimeOutput | None]:
@@ -105,7 +113,7 @@ class OperatorStages:
         rec.context = await self.situate(chapter_text, rec.text)
         try:
             op, _ = await self.llm.complete_json(operator_messages(rec.text, rec.context), OperatorOutput,
-                                                 max_tokens=self.s.operator_max_tokens)
+                                                 max_tokens=self.s.operator_max_tokens, **self._stop(True))
         except JsonOutputError as exc:
             rec.status, rec.error = "operator_failed", str(exc)[:500]
             return None, None

@@ -32,11 +32,14 @@ def entities_by_chapter(ws: Workspace) -> dict[str, dict[str, int]]:
 async def summarise(llm: Any, ws: Workspace, chapter: str, title: str, *, min_mentions: int = 1,
                     space_time: bool = True, max_tokens: int = 500,
                     facts: FactIndex | None = None,
-                    by_chapter: dict[str, dict[str, int]] | None = None) -> dict[str, int]:
+                    by_chapter: dict[str, dict[str, int]] | None = None,
+                    stop_repeats: bool = False) -> dict[str, int]:
     """Fill `entity.summaries[chapter]` for each eligible entity; returns counts.
 
     `facts` and `by_chapter` may be passed in precomputed when one workspace spans many chapters.
+    `stop_repeats`: a summary ends before its first repeated run of 12 words (repeat_stop).
     """
+    stop = {"stop_repeats": "text_ngrams"} if stop_repeats else {}
     index = facts if facts is not None else FactIndex(ws, space_time)
     present = (by_chapter if by_chapter is not None else entities_by_chapter(ws)).get(chapter, {})
     todo = [e for e, n in present.items() if n >= min_mentions and chapter not in ws.entities[e].summaries]
@@ -45,7 +48,7 @@ async def summarise(llm: Any, ws: Workspace, chapter: str, title: str, *, min_me
     async def one(eid: str) -> bool:
         messages = summary_messages(title, ws.entities[eid].name, index.facts(eid, chapter))
         try:
-            r = await llm.complete(messages, max_tokens=max_tokens)
+            r = await llm.complete(messages, max_tokens=max_tokens, **stop)
         except ModelCallError as exc:
             failures[f"{chapter}/{eid}"] = str(exc)[:300]
             return False

@@ -1,0 +1,177 @@
+"""Stop a structured reply at its first repeated list item, and close the JSON there.
+
+Greedy decoding on a small model can loop: the same entity or verb-phrase object is written
+again and again until the grammar's item bound or `max_tokens` ends the reply. Those repeats
+carry nothing new (an identical object is the same extraction), yet they were half of a local
+Operator's generated tokens, and a reply cut by `max_tokens` is invalid JSON that costs repair
+calls on top. The rule here is deliberately narrow so that a reply without a loop is untouched:
+an object item of a *top-level* list (a list that is a value of the root object) that is
+identical, after parsing, to an earlier item of the same list ends the reply; the text is cut
+after the previous item and the open brackets are closed. Nested lists (an entity's roles, a
+verb phrase's questions) are never cut.
+
+The cut is a pure function of the reply's text, so cutting a streamed reply as it arrives and
+cutting the whole reply afterwards give the same text; streaming only saves the tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+RULE = "repeated_top_level_item/v1"  # joins the cache key of every call that uses the rule
+TEXT_NGRAM = 12  # words in a repeated run that ends a plain-text reply
+
+
+@dataclass
+class _Open:
+    kind: str  # "{" or "["
+    start: int  # offset of the bracket
+    top_level_list: bool = False  # a list that is a value of the root object
+    key: str | None = None  # that list's key in the root object
+    seen: set[str] = field(default_factory=set)  # canonical items of that list
+    last_item_end: int | None = None  # offset just after the list's last complete item
+
+
+@dataclass(frozen=True)
+class Cut:
+    """Where a reply was cut: `text` is the closed JSON; `at` the offset of the repeated item."""
+
+    text: str
+    at: int
+    repeated_in: str  # the list's key, e.g. "entities"
+
+
+class RepeatScanner:
+    """Reads a JSON reply incrementally (`feed` each streamed piece); `cut` is set at the first
+    repeated top-level item. Text outside JSON syntax (prose, fences) is scanned the same way;
+    a reply that is not a JSON object simply never triggers."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.cut: Cut | None = None
+        self._pos = 0
+        self._stack: list[_Open] = []
+        self._in_string = False
+        self._escape = False
+        self._last_key: str | None = None
+        self._key_start: int | None = None
+
+    def feed(self, piece: str) -> Cut | None:
+        if self.cut is not None:
+            return self.cut
+        self.text += piece
+        text = self.text
+        while self._pos < len(text):
+            i, ch = self._pos, text[self._pos]
+            self._pos += 1
+            if self._in_string:
+                if self._escape:
+                    self._escape = False
+                elif ch == "\\":
+                    self._escape = True
+                elif ch == '"':
+                    self._in_string = False
+                    if self._key_start is not None:
+                        self._last_key = text[self._key_start + 1:i]
+                        self._key_start = None
+                continue
+            if ch == '"':
+                self._in_string = True
+                parent = self._stack[-1] if self._stack else None
+                # a string directly inside the root object may be a key; remember it
+                self._key_start = i if parent is not None and parent.kind == "{" and len(self._stack) == 1 else None
+            elif ch in "{[":
+                top = len(self._stack) == 1 and self._stack[0].kind == "{" and ch == "["
+                self._stack.append(_Open(ch, i, top_level_list=top, key=self._last_key if top else None))
+            elif ch in "}]" and self._stack:
+                closed = self._stack.pop()
+                parent = self._stack[-1] if self._stack else None
+                if parent is not None and parent.top_level_list and closed.kind == "{":
+                    if self._repeated(parent, text[closed.start:i + 1]):
+                        self.cut = self._close(parent, closed.start)
+                        return self.cut
+                    parent.last_item_end = i + 1
+        return None
+
+    def _repeated(self, lst: _Open, item: str) -> bool:
+        try:
+            canon = json.dumps(json.loads(item), sort_keys=True, ensure_ascii=False)
+        except ValueError:
+            return False
+        if canon in lst.seen:
+            return True
+        lst.seen.add(canon)
+        return False
+
+    def _close(self, lst: _Open, repeat_start: int) -> Cut:
+        """The text up to the list's last new item, then the brackets still open, closed."""
+        end = lst.last_item_end if lst.last_item_end is not None else lst.start + 1
+        closers = "".join("]" if o.kind == "[" else "}" for o in reversed(self._stack))
+        return Cut(self.text[:end] + closers, repeat_start, lst.key or "?")
+
+
+def cut_repeats(text: str) -> Cut | None:
+    """The cut of a whole reply (None when no top-level item repeats)."""
+    return RepeatScanner().feed(text)
+
+
+_WORD = re.compile(r"[\w'’-]+")
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s")
+
+
+class NgramScanner:
+    """The plain-text counterpart: a run of `n` words (case-folded) that already occurred in the
+    reply ends it. The text is cut before the repeat, at the last sentence end when there is
+    one after the first occurrence, so the reply keeps only whole sentences it had not said yet."""
+
+    def __init__(self, n: int = TEXT_NGRAM):
+        self.n = n
+        self.text = ""
+        self.cut: Cut | None = None
+        self._pos = 0
+        self._words: list[tuple[str, int]] = []  # (folded word, start offset)
+        self._seen: dict[tuple[str, ...], int] = {}  # n-gram -> start offset of its first word
+
+    def feed(self, piece: str) -> Cut | None:
+        if self.cut is not None:
+            return self.cut
+        self.text += piece
+        for m in _WORD.finditer(self.text, self._pos):
+            if m.end() == len(self.text):  # the word may go on in the next piece
+                break
+            self._pos = m.end()
+            self._words.append((m.group().casefold(), m.start()))
+            if len(self._words) < self.n:
+                continue
+            gram = tuple(w for w, _ in self._words[-self.n:])
+            start = self._words[-self.n][1]
+            if gram in self._seen:
+                self.cut = self._close(self._seen[gram], start)
+                return self.cut
+            self._seen[gram] = start
+        return None
+
+    def _close(self, first: int, repeat_start: int) -> Cut:
+        ends = [m.end() for m in _SENTENCE_END.finditer(self.text, first, repeat_start + 1)]
+        end = ends[-1] if ends else repeat_start
+        return Cut(self.text[:end].rstrip(), repeat_start, "text")
+
+
+def cut_text_repeats(text: str, n: int = TEXT_NGRAM) -> Cut | None:
+    """The cut of a whole plain-text reply (None when no n-word run repeats)."""
+    return NgramScanner(n).feed(text + " ")
+
+
+RULES = {"json_items": RULE, "text_ngrams": f"repeated_{TEXT_NGRAM}_words/v1"}
+
+
+def scanner_for(rule: str) -> RepeatScanner | NgramScanner:
+    """A fresh scanner for a rule name of RULES (`json_items` for structured replies,
+    `text_ngrams` for prose)."""
+    if rule == "json_items":
+        return RepeatScanner()
+    if rule == "text_ngrams":
+        return NgramScanner(TEXT_NGRAM)
+    raise ValueError(f"unknown repeat-stop rule {rule!r}; choose one of {sorted(RULES)}")

@@ -1,0 +1,112 @@
+"""What would repeat-stop have cut from replies already paid for? Replayed offline, no model call.
+
+    python scripts/repeat_stop_replay.py results/epbench20-local [RUN ...]
+
+For each run of a result bundle (default: every run whose name starts with gsw), reads the
+exported replies of its calls and applies model_access.repeat_stop's cut to each one, the way a
+streamed reply would have been cut (the cut is a pure function of the text). Replies are sorted
+by shape: Operator JSON (`entities`), space-time JSON (`links`), other JSON, plain text
+(situating blurbs, summaries, answers; coreference rewrites are counted apart only when the
+bundle cannot tell them apart, so read the text row as an upper bound). Per kind it prints
+replies, generated tokens, replies the rule cuts, the share of their tokens after the cut
+(o200k proportion of the reply's own token count), and what the cut loses: for JSON, distinct
+items after the cut that the whole reply held; for text, cut replies that had ended on their own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from model_access.repeat_stop import cut_repeats, cut_text_repeats  # noqa: E402
+from model_access.tokenizer import count_tokens  # noqa: E402
+
+
+def kind_of(text: str) -> str:
+    head = "".join(text.split())[:20]
+    if head.startswith('{"entities"'):
+        return "operator"
+    if head.startswith('{"links"'):
+        return "spacetime"
+    return "json-other" if head.startswith("{") else "text"
+
+
+def lost_items(whole: str, kept: str) -> int:
+    """Distinct top-level items of the whole reply that the cut reply does not hold."""
+    try:
+        full, cut = json.loads(whole), json.loads(kept)
+    except ValueError:
+        return 0  # the whole reply was invalid (cut by max_tokens): it held nothing usable
+    n = 0
+    for key, items in full.items():
+        if isinstance(items, list):
+            have = {json.dumps(x, sort_keys=True) for x in cut.get(key, [])}
+            n += len({json.dumps(x, sort_keys=True) for x in items} - have)
+    return n
+
+
+def replay(values: list[dict]) -> dict[str, dict[str, float]]:
+    rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for v in values:
+        text = v.get("text")
+        if text is None:
+            continue  # an embedding
+        kind, ct = kind_of(text), int(v.get("completion_tokens", 0))
+        row = rows[kind]
+        row["replies"] += 1
+        row["tokens"] += ct
+        row["max_tokens_cut"] += v.get("finish_reason") == "length"
+        cut = cut_text_repeats(text) if kind == "text" else cut_repeats(text)
+        if cut is None:
+            continue
+        row["cut"] += 1
+        row["tokens_saved"] += ct * (1 - count_tokens(text[:cut.at]) / max(1, count_tokens(text)))
+        if kind == "text":
+            row["cut_after_natural_end"] += v.get("finish_reason") == "stop"
+        else:
+            row["distinct_items_lost"] += lost_items(text, cut.text)
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("bundle", type=Path)
+    ap.add_argument("runs", nargs="*", help="run names (default: the bundle's gsw runs)")
+    args = ap.parse_args()
+    keyfiles = sorted(args.bundle.glob("keys/*/*.txt"))
+    wanted = [k for k in keyfiles if (k.stem in args.runs if args.runs else k.stem.startswith("gsw"))]
+    if not wanted:
+        raise SystemExit(f"no matching runs in {args.bundle}/keys (have: {[k.stem for k in keyfiles]})")
+    values: dict[str, dict] = {}
+    with gzip.open(args.bundle / "calls.jsonl.gz", "rt", encoding="utf-8") as fh:
+        for line in fh:
+            rec = json.loads(line)
+            values[rec["key"]] = rec["value"]
+    cols = ["replies", "tokens", "max_tokens_cut", "cut", "tokens_saved", "distinct_items_lost",
+            "cut_after_natural_end"]
+    for keyfile in wanted:
+        keys = keyfile.read_text().split()
+        rows = replay([values[k] for k in keys if k in values])
+        print(f"\n{keyfile.parent.name}/{keyfile.stem}: {len(keys)} calls")
+        print("| kind | " + " | ".join(cols) + " |")
+        print("|---" * (len(cols) + 1) + "|")
+        total = defaultdict(float)
+        for kind in sorted(rows):
+            print(f"| {kind} | " + " | ".join(f"{rows[kind][c]:.0f}" for c in cols) + " |")
+            for c in cols:
+                total[c] += rows[kind][c]
+        print("| all | " + " | ".join(f"{total[c]:.0f}" for c in cols) + " |")
+        share = total["tokens_saved"] / max(1, total["tokens"])
+        print(f"generated tokens the rule would not have made: {total['tokens_saved']:.0f} of "
+              f"{total['tokens']:.0f} ({share:.0%})")
+
+
+if __name__ == "__main__":
+    main()
