@@ -6,7 +6,9 @@ carry nothing new (an identical object is the same extraction), yet they were ha
 Operator's generated tokens, and a reply cut by `max_tokens` is invalid JSON that costs repair
 calls on top. The rule here is deliberately narrow so that a reply without a loop is untouched:
 an object item of a *top-level* list (a list that is a value of the root object) that is
-identical, after parsing, to an earlier item of the same list ends the reply; the text is cut
+identical, after parsing and leaving out its `id` key, to an earlier item of the same list ends
+the reply (looping entities count their ids up: e4, e5, ... with the same name and roles);
+the text is cut
 after the previous item and the open brackets are closed. Nested lists (an entity's roles, a
 verb phrase's questions) are never cut.
 
@@ -20,7 +22,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-RULE = "repeated_top_level_item/v1"  # joins the cache key of every call that uses the rule
+RULE = "repeated_top_level_item_ignoring_id/v1"  # joins the cache key of every call that uses the rule
 TEXT_NGRAM = 12  # words in a repeated run that ends a plain-text reply
 
 
@@ -97,7 +99,10 @@ class RepeatScanner:
 
     def _repeated(self, lst: _Open, item: str) -> bool:
         try:
-            canon = json.dumps(json.loads(item), sort_keys=True, ensure_ascii=False)
+            value = json.loads(item)
+            if isinstance(value, dict):  # a new id on the same content is still a repeat
+                value = {k: v for k, v in value.items() if k != "id"}
+            canon = json.dumps(value, sort_keys=True, ensure_ascii=False)
         except ValueError:
             return False
         if canon in lst.seen:

@@ -38,8 +38,15 @@ def kind_of(text: str) -> str:
     return "json-other" if head.startswith("{") else "text"
 
 
+def _canon(item: object) -> str:
+    """An item as the rule compares it: its `id` left out."""
+    if isinstance(item, dict):
+        item = {k: v for k, v in item.items() if k != "id"}
+    return json.dumps(item, sort_keys=True)
+
+
 def lost_items(whole: str, kept: str) -> int:
-    """Distinct top-level items of the whole reply that the cut reply does not hold."""
+    """Distinct top-level items of the whole reply (ids left out) that the cut reply lacks."""
     try:
         full, cut = json.loads(whole), json.loads(kept)
     except ValueError:
@@ -47,8 +54,8 @@ def lost_items(whole: str, kept: str) -> int:
     n = 0
     for key, items in full.items():
         if isinstance(items, list):
-            have = {json.dumps(x, sort_keys=True) for x in cut.get(key, [])}
-            n += len({json.dumps(x, sort_keys=True) for x in items} - have)
+            have = {_canon(x) for x in cut.get(key, [])}
+            n += len({_canon(x) for x in items} - have)
     return n
 
 

@@ -20,8 +20,8 @@ def _ent(i: int, name: str) -> dict:
 
 
 def _looping_reply() -> str:
-    lamp = {"id": "e3", "name": "lamp", "roles": []}
-    ents = [_ent(1, "Mira Osk"), _ent(2, "the lighthouse"), lamp, lamp, lamp, lamp]
+    ents = [_ent(1, "Mira Osk"), _ent(2, "the lighthouse")] + [{"id": f"e{i}", "name": "lamp", "roles": []}
+                                                              for i in range(3, 9)]  # a loop counts ids up
     vps = [{"phrase": "Mira lit the lamp", "questions": [{"kind": "who", "question": "Who lit it?",
                                                           "answer_entity_ids": ["e1"]}]}]
     return json.dumps({"entities": ents, "verb_phrases": vps})
@@ -51,6 +51,8 @@ def test_well_behaved_and_nested_repeats_are_untouched() -> None:
     role = {"role": "keeper", "states": []}
     nested = json.dumps({"entities": [{"id": "e1", "name": "Mira", "roles": [role, role]}]})
     assert cut_repeats(nested) is None  # a repeated role inside one entity is not a loop
+    same_name_other_roles = json.dumps({"entities": [_ent(1, "Mira"), {"id": "e2", "name": "Mira", "roles": []}]})
+    assert cut_repeats(same_name_other_roles) is None  # only a whole repeat (bar the id) is a loop
     same_text_other_list = json.dumps({"entities": [{"id": "e1", "name": "x"}], "links": [{"id": "e1", "name": "x"}]})
     assert cut_repeats(same_text_other_list) is None
     assert cut_repeats("not json {at all") is None
