@@ -178,8 +178,8 @@ class ChatModel:
         if self.dry is not None:
             self.dry.hit(self, req, hit)
         self.ledger.record(self.display_name, hit["prompt_tokens"], hit["completion_tokens"], cached=True)
-        return ChatResult(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], True, self.display_name,
-                          tuple(hit.get("choices") or ()))
+        return ChatResult(_cut(hit["text"], stop_repeats), hit["prompt_tokens"], hit["completion_tokens"], True,
+                          self.display_name, tuple(hit.get("choices") or ()))
 
     async def _fresh(self, key: str, req: dict[str, Any], stop_repeats: str | None = None) -> ChatResult:
         """Pay for one call (the caller holds the key's in-flight lock) and cache its reply."""
@@ -237,9 +237,7 @@ class ChatModel:
             if guard:  # billed at the standard price: the guard stays on the safe side
                 guard.settle(reserved, self.display_name, pt, ct)
         text = body["choices"][0]["message"].get("content") or ""
-        cut = scanner_for(stop_repeats).feed(text + " ") if stop_repeats is not None else None
-        if cut is not None:
-            text = cut.text
+        text = _cut(text, stop_repeats)
         self.ledger.record(self.display_name, pt, ct, cached=False)
         return ChatResult(text, pt, ct, False, self.display_name)
 
@@ -289,6 +287,15 @@ class ChatModel:
     def describe(self) -> dict[str, Any]:
         return {"model": self.model, "display_name": self.display_name, "revision": self.model_revision,
                 "base_url": self.base_url, "json_mode": self.json_mode}
+
+
+def _cut(text: str, rule: str | None) -> str:
+    """A whole reply cut by the rule (a streamed reply is already cut: the cut is idempotent).
+    A Batch API reply is stored whole by the queue, so it is cut here, on every read."""
+    if rule is None:
+        return text
+    cut = scanner_for(rule).feed(text + " ")
+    return cut.text if cut is not None else text
 
 
 def endpoint_identity(revision: str | None, base_url: str | None) -> str | None:

@@ -105,3 +105,26 @@ def test_gsw_index_key_names_the_rule_only_when_on() -> None:
     off, on = GSW(services=None), GSW(services=None, stop_repeats=True)  # type: ignore[arg-type]
     assert "stop_repeats" not in off.params()  # indexes built before the rule keep their keys
     assert on.params()["stop_repeats"] is True
+
+
+def test_a_reply_stored_whole_is_cut_when_read(scripted, tmp_path, monkeypatch) -> None:
+    """The Batch API queue stores replies whole; reading one under the rule gives the cut text,
+    the same as a streamed call would have (the cut is idempotent on a cut reply)."""
+    import model_access.chat as chat_module
+
+    async def whole_reply(client, req, rule):  # what a batch collection stores: no streaming
+        return await client.chat.completions.create(**req)
+
+    looping = _looping_reply()
+    scripted.add_rule(r"WHOLETEST", lambda m, r: looping)
+    monkeypatch.setattr(chat_module, "streamed_until_repeat", whole_reply)
+    model = ChatModel(model="scripted", base_url=scripted.base_url, api_key_env=None, backoff_base_s=0.01,
+                      cache=ResponseCache(tmp_path / "c.sqlite"))
+    msgs = [{"role": "user", "content": "WHOLETEST extract"}]
+    asyncio.run(model.complete(msgs, stop_repeats="json_items"))
+    hit = asyncio.run(model.complete(msgs, stop_repeats="json_items"))
+    cut = cut_repeats(looping)
+    assert hit.cached and cut is not None and hit.text == cut.text
+    assert cut_repeats(cut.text) is None and cut_text_repeats(cut_text_repeats(
+        "one two three four five six seven eight nine ten eleven twelve. one two three four five six "
+        "seven eight nine ten eleven twelve.").text) is None
