@@ -9,6 +9,11 @@ class ModelCallError(RuntimeError):
     """A model endpoint kept failing after every retry."""
 
 
+class StreamCutShort(RuntimeError):
+    """A streamed reply ended without a finish reason (the connection closed mid-reply): the
+    text is incomplete, so the call is retried like any other transient failure."""
+
+
 class JsonOutputError(RuntimeError):
     """The model returned JSON that failed validation even after the bounded repair attempts."""
 

@@ -14,7 +14,7 @@ from typing import TypeVar
 
 import openai
 
-from .errors import ConfigError, ModelCallError
+from .errors import ConfigError, ModelCallError, StreamCutShort
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -26,6 +26,7 @@ TRANSIENT = (
     openai.InternalServerError,
     openai.APIResponseValidationError,
     json.JSONDecodeError,  # a 200 reply whose body is cut short: nothing usable came back
+    StreamCutShort,  # the same for a streamed reply
 )
 
 

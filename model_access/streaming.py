@@ -12,6 +12,7 @@ from typing import Any
 import openai
 
 from .budget import prompt_tokens_of
+from .errors import StreamCutShort
 from .repeat_stop import scanner_for
 
 
@@ -61,6 +62,8 @@ async def streamed_until_repeat(client: openai.AsyncOpenAI, req: dict[str, Any],
                 break
     finally:
         await stream.close()
+    if cut is None and finish is None:
+        raise StreamCutShort(f"the stream closed after {pieces} piece(s) without a finish reason")
     if cut is None:  # the last word is complete only now (the same text as a whole-reply cut)
         cut = scanner.feed(" ")
     if cut is not None:

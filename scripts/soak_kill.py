@@ -46,6 +46,7 @@ from scripted_server import ScriptedServer  # noqa: E402
 
 from model_access.cache import cache_key  # noqa: E402
 from model_access.chat import endpoint_identity  # noqa: E402
+from model_access.repeat_stop import RULES  # noqa: E402
 
 COMPARED = ("metrics.json", "judgments.jsonl", "results.md")
 # LightRAG orders equally ranked entities and relations in its context by the order its async
@@ -83,6 +84,11 @@ def paid_units(req: dict[str, Any]) -> list[tuple[str, set[str]]]:
                  {cache_key({"kind": "embed", "model": body["model"], "revision": None,
                              "input_type": t, "text": x, **endpoint}) for t in ("document", "query")})
                 for x in texts]
+    if body.get("stream"):  # a repeat-stop call: the key holds its rule, not the stream options
+        plain = {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
+        return [("chat|" + json.dumps(plain, sort_keys=True),
+                 {cache_key({"kind": "chat", "revision": None, **plain, **endpoint, "stop_repeats": rule})
+                  for rule in RULES.values()})]
     return [("chat|" + json.dumps(body, sort_keys=True),
              {cache_key({"kind": "chat", "revision": None, **body, **endpoint})})]
 

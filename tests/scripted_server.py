@@ -216,7 +216,7 @@ class ScriptedServer:
                 else:
                     body = server.chat_body(req, malformed=fault == "malformed_content")
                 if req.get("stream") and isinstance(body, dict) and "choices" in body:
-                    return self._stream(body, record)
+                    return self._stream(body, record, cut_short=fault == "malformed")
                 if fault == "malformed":  # a reply cut short: not valid JSON, not billable
                     text_body = json.dumps(body)
                     return self._send(200, text_body[: len(text_body) // 2], record, billable=False)
@@ -241,9 +241,12 @@ class ScriptedServer:
                         record["status"] = status if billable else f"{status}-malformed"
                         record["delivered"] = True
 
-            def _stream(self, body: dict[str, Any], record: dict[str, Any]) -> None:
+            def _stream(self, body: dict[str, Any], record: dict[str, Any], cut_short: bool = False) -> None:
                 """Server-sent events, one word per chunk (llama.cpp sends one token per chunk);
-                `record["pieces_sent"]` counts the chunks written before the client went away."""
+                `record["pieces_sent"]` counts the chunks written before the client went away.
+                A stream the client closes after its first piece counts as delivered (a provider
+                bills what it generated); `cut_short` (the malformed fault) closes the stream
+                halfway, without a finish reason: not billable."""
                 text = body["choices"][0]["message"]["content"]
                 pieces = re.findall(r"\S+\s*|\s+", text)
                 head = {"id": "scripted", "object": "chat.completion.chunk", "created": 0, "model": body["model"]}
@@ -252,6 +255,8 @@ class ScriptedServer:
                 events.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
                 if (record["body"].get("stream_options") or {}).get("include_usage"):
                     events.append({**head, "choices": [], "usage": body["usage"]})
+                if cut_short:
+                    events = events[:max(1, len(pieces) // 2)]
                 record["pieces_sent"] = 0
                 try:
                     self.send_response(200)
@@ -262,14 +267,17 @@ class ScriptedServer:
                         self.wfile.flush()
                         record["pieces_sent"] += 1
                         time.sleep(server.stream_piece_s)
-                    self.wfile.write(b"data: [DONE]\n\n")
-                    self.wfile.flush()
+                    if not cut_short:
+                        self.wfile.write(b"data: [DONE]\n\n")
+                        self.wfile.flush()
                 except OSError:  # the client closed the stream
-                    return
+                    if record["pieces_sent"] == 0:
+                        return
                 finally:
                     self.close_connection = True
                 with server.lock:
-                    record["status"], record["delivered"] = 200, True
+                    record["status"] = "200-malformed" if cut_short else 200
+                    record["delivered"] = True
 
             def _drop(self) -> None:
                 """Close the connection without a reply."""

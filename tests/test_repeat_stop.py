@@ -128,3 +128,14 @@ def test_a_reply_stored_whole_is_cut_when_read(scripted, tmp_path, monkeypatch) 
     assert cut_repeats(cut.text) is None and cut_text_repeats(cut_text_repeats(
         "one two three four five six seven eight nine ten eleven twelve. one two three four five six "
         "seven eight nine ten eleven twelve.").text) is None
+
+
+def test_a_stream_cut_short_is_retried_not_kept(scripted, tmp_path) -> None:
+    """A stream that closes without a finish reason is an incomplete reply: retried, never cached."""
+    scripted.add_rule(r"SHORTTEST", lambda m, r: "Mira kept the lamp lit. Tobin mended the nets at dawn.")
+    scripted.inject("malformed")
+    model = ChatModel(model="scripted", base_url=scripted.base_url, api_key_env=None, backoff_base_s=0.01,
+                      cache=ResponseCache(tmp_path / "c.sqlite"))
+    res = asyncio.run(model.complete([{"role": "user", "content": "SHORTTEST"}], stop_repeats="text_ngrams"))
+    assert res.text == "Mira kept the lamp lit. Tobin mended the nets at dawn."
+    assert [r["status"] for r in scripted.requests] == ["200-malformed", 200]
