@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 from .budget import Budget, prompt_tokens_of
 from .cache import CacheBase, ResponseCache, cache_key
 from .errors import ConfigError, JsonOutputError
-from .repeat_stop import RULES, scanner_for
+from .repeat_stop import RULES, cut_whole
 from .retry import with_retries
 from .streaming import streamed_until_repeat
 from .usage import UsageLedger
@@ -292,10 +292,7 @@ class ChatModel:
 def _cut(text: str, rule: str | None) -> str:
     """A whole reply cut by the rule (a streamed reply is already cut: the cut is idempotent).
     A Batch API reply is stored whole by the queue, so it is cut here, on every read."""
-    if rule is None:
-        return text
-    cut = scanner_for(rule).feed(text + " ")
-    return cut.text if cut is not None else text
+    return text if rule is None else cut_whole(rule, text)
 
 
 def endpoint_identity(revision: str | None, base_url: str | None) -> str | None:

@@ -1,4 +1,5 @@
-"""Stop a structured reply at its first repeated list item, and close the JSON there.
+"""End a looping reply at its first repeat: a repeated JSON list item (the JSON is closed there)
+or a repeated run of words in plain text.
 
 Greedy decoding on a small model can loop: the same entity or verb-phrase object is written
 again and again until the grammar's item bound or `max_tokens` ends the reply. Those repeats
@@ -7,10 +8,9 @@ Operator's generated tokens, and a reply cut by `max_tokens` is invalid JSON tha
 calls on top. The rule here is deliberately narrow so that a reply without a loop is untouched:
 an object item of a *top-level* list (a list that is a value of the root object) that is
 identical, after parsing and leaving out its `id` key, to an earlier item of the same list ends
-the reply (looping entities count their ids up: e4, e5, ... with the same name and roles);
-the text is cut
-after the previous item and the open brackets are closed. Nested lists (an entity's roles, a
-verb phrase's questions) are never cut.
+the reply (looping entities count their ids up: e4, e5, ... with the same name and roles); the
+text is cut after the previous item and the open brackets are closed. Nested lists (an entity's
+roles, a verb phrase's questions) are never cut.
 
 The cut is a pure function of the reply's text, so cutting a streamed reply as it arrives and
 cutting the whole reply afterwards give the same text; streaming only saves the tokens.
@@ -22,7 +22,6 @@ import json
 import re
 from dataclasses import dataclass, field
 
-RULE = "repeated_top_level_item_ignoring_id/v1"  # joins the cache key of every call that uses the rule
 TEXT_NGRAM = 12  # words in a repeated run that ends a plain-text reply
 
 
@@ -169,7 +168,8 @@ def cut_text_repeats(text: str, n: int = TEXT_NGRAM) -> Cut | None:
     return NgramScanner(n).feed(text + " ")
 
 
-RULES = {"json_items": RULE, "text_ngrams": f"repeated_{TEXT_NGRAM}_words/v1"}
+# rule -> the name that joins the cache key of every call using it
+RULES = {"json_items": "repeated_top_level_item_ignoring_id/v1", "text_ngrams": f"repeated_{TEXT_NGRAM}_words/v1"}
 
 
 def scanner_for(rule: str) -> RepeatScanner | NgramScanner:
@@ -180,3 +180,9 @@ def scanner_for(rule: str) -> RepeatScanner | NgramScanner:
     if rule == "text_ngrams":
         return NgramScanner(TEXT_NGRAM)
     raise ValueError(f"unknown repeat-stop rule {rule!r}; choose one of {sorted(RULES)}")
+
+
+def cut_whole(rule: str, text: str) -> str:
+    """A whole reply under a rule: its cut text, or the text itself when nothing repeats."""
+    cut = scanner_for(rule).feed(text + " ")
+    return cut.text if cut is not None else text
