@@ -255,20 +255,21 @@ class ChatModel:
         output_model: type[M],
         *,
         max_tokens: int | None = None,
-        stop_repeats: bool = False,
+        stop_repeats: str | None = None,
     ) -> tuple[M, ChatResult]:
         """Structured output validated against a pydantic model, with a bounded repair loop.
 
         Each repair attempt shows the model its invalid output and the validation error; every
         attempt is cached, so a rerun replays the same sequence without new calls.
-        `stop_repeats`: end a reply at its first repeated top-level list item (repeat_stop).
+        `stop_repeats`: a repeat_stop rule name, as for `complete` ("json_items" ends a reply at
+        its first repeated top-level list item).
         """
         fmt = self._response_format(output_model)
         convo = list(messages)
         raw_outputs: list[str] = []
         for _attempt in range(self.json_repair_attempts + 1):
             result = await self.complete(convo, max_tokens=max_tokens, response_format=fmt,
-                                         stop_repeats="json_items" if stop_repeats else None)
+                                         stop_repeats=stop_repeats)
             raw_outputs.append(result.text)
             try:
                 return output_model.model_validate_json(_strip_fences(result.text)), result

@@ -86,14 +86,14 @@ def test_client_stops_reading_at_the_repeat_and_caches_under_its_own_key(scripte
                       json_mode="json_object", cache=ResponseCache(tmp_path / "c.sqlite"))
     msgs = [{"role": "user", "content": "LOOPTEST extract"}]
 
-    out, res = asyncio.run(model.complete_json(msgs, _Ents, stop_repeats=True))
+    out, res = asyncio.run(model.complete_json(msgs, _Ents, stop_repeats="json_items"))
     assert [e["name"] for e in out.entities] == ["Mira Osk", "lamp"]
     total_pieces = len(looping.split())
     assert 0 < res.completion_tokens < total_pieces / 10  # the loop was not read to its end
     rec = scripted.requests[-1]
     assert rec["body"]["stream"] is True and rec["pieces_sent"] < total_pieces
 
-    again, res2 = asyncio.run(model.complete_json(msgs, _Ents, stop_repeats=True))
+    again, res2 = asyncio.run(model.complete_json(msgs, _Ents, stop_repeats="json_items"))
     assert res2.cached and again == out and scripted.count() == 1
     _, plain = asyncio.run(model.complete_json(msgs, _Ents))  # without the rule: its own key, the whole reply
     assert not plain.cached and scripted.count() == 2 and plain.text == looping

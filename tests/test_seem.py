@@ -19,7 +19,7 @@ from methods.seem.frames import Frame, Passage, split_passages
 from methods.seem.fusion import Fusion, Memory
 from methods.seem.graph import build_graph, passage_scores, personalised_pagerank, question_seeds
 from methods.seem.retrieval import rrf
-from methods.seem.rpe import expand, fit_tokens, render_context
+from methods.seem.rpe import expand, fit_tokens, render_context, spoken_dates
 from model_access.cache import ResponseCache
 from model_access.chat import ChatModel
 from model_access.embed import OpenAICompatibleEmbedder
@@ -157,6 +157,21 @@ def test_rpe_token_cap_drops_lowest_ranked_passages_first() -> None:
     assert exp.kept == ["1", "3"] and exp.dropped == [{"passage": "2", "frame": "F2", "reason": "token_cap"}]
 
 
+def test_spoken_dates_rewrite_frames_and_facts_but_never_source_passages() -> None:
+    assert spoken_dates("2031-04-09 (last Sunday)") == "9 April 2031 (last Sunday)"
+    assert spoken_dates("in 2031-05, then 2031-12-31") == "in May 2031, then 31 December 2031"
+    for kept in ("2031-13-01", "2031-04-00", "call 1234-5678", "2031"):  # not calendar dates
+        assert spoken_dates(kept) == kept
+    p = Passage("1", "1", 0, "2031/04/10", "The memo was dated 2031-04-09.")
+    frame = Frame("F1", "Memo signed on 2031-04-09.", [{"action": "signed", "time": "2031-04-09"}], ["1"])
+    fact = {"subject": "Mira", "predicate": "signed", "object": "memo", "time": "2031-04", "passage": "1"}
+    spoken = render_context(_corpus(), [p], [frame], [fact], frame_dates="spoken")
+    passages, derived = spoken.split("## Event frames")
+    assert "dated 2031-04-09." in passages and "2031-04" not in derived
+    assert "Memo signed on 9 April 2031." in derived and "| April 2031 [1]" in derived
+    assert render_context(_corpus(), [p], [frame], [fact]).count("2031-04") == 4  # the default: as extracted
+
+
 def test_windows_of_turns_become_passages() -> None:
     turns = "\n\n".join(f"A: line {i}" for i in range(7))
     corpus = Corpus("c", (Unit("1", turns, 0, timestamp="d1"), Unit("2", "B: short", 1, timestamp="d2")))
@@ -280,3 +295,28 @@ def test_a_guard_change_gives_the_index_a_new_identity(tmp_path: Path, monkeypat
         monkeypatch.setattr(seem_method, "GUARD_VERSION", "seem-guard-test")
         after = config_hash(_method("seem", server, tmp_path, ContextCap(max_units=3)).params())
     assert before != after
+
+
+@pytest.mark.parametrize("frame_sources", ["any_kept", "all_kept"])
+def test_a_fused_frame_beyond_the_cap_is_hidden_only_under_all_kept(frame_sources: str, tmp_path: Path) -> None:
+    """The parade frame is fused from passages 1 and 3; a one-session cap keeps only one of them.
+    Under any_kept (the saved runs' setting) the frame, which speaks for both, still reaches the
+    context: the leak the cap audit found. Under all_kept no shown frame names an uncounted unit."""
+    with ScriptedServer() as server:
+        method = _method("seem", server, tmp_path, ContextCap(max_units=1), fusion_threshold=0.3,
+                         frame_sources=frame_sources)
+
+        async def go() -> tuple:
+            index = await method.build_index(_corpus())
+            return index, await method.retrieve(index, QUESTION)
+
+        index, r = asyncio.run(go())
+    fused = next(f for f in index.memory.frames if len(f.provenance) > 1)
+    assert r.extras["retrieved"][0]["frame"] == fused.id and len(r.units) == 1
+    shown = {f.id: f for f in index.memory.frames if f.id in r.extras["frames_shown"]}
+    beyond = {p for f in shown.values() for p in f.provenance} - set(r.units)
+    if frame_sources == "any_kept":
+        assert fused.id in shown and beyond and "frames_hidden" not in r.extras
+    else:
+        assert not beyond and fused.id not in shown and fused.id in r.extras["frames_hidden"]
+        assert f"[{fused.id}]" not in r.context_text and "## Source passages" in r.context_text

@@ -57,14 +57,8 @@ class Run:
         """answering model, judge, policy, credit, data version, subset, cap: the setup of a number."""
         m = self.metrics
         policy = m.get("policy") or m.get("judge_prompt") or m.get("judge_prompts")
-        values = {**self.meta, "policy": policy, "credit": m.get("credit", "–")}
-        proto = self.meta.get("protocol")
-        version = proto.get("judge_version") if isinstance(proto, dict) else None
-        if version is not None:  # EpBench judge version 2+ (version 1 runs predate the key)
-            values["judge_model"] = f"{_text(values.get('judge_model'))} (judge version {version})"
-        elif isinstance(proto, dict) and proto.get("category_5"):  # LoCoMo judge version 2+
-            values["judge_model"] = (f"{_text(values.get('judge_model'))} ({proto.get('judge_prompt')}: "
-                                     f"{proto['category_5']})")
+        values = {**self.meta, "policy": policy, "credit": m.get("credit", "–"),
+                  "judge_model": _judge_label(_text(self.meta.get("judge_model")), self.meta.get("protocol"))}
         return {k: _text(values.get(k)) for k in PROVENANCE}
 
     def stage_tokens(self, stages: tuple[str, ...]) -> int:
@@ -84,6 +78,18 @@ class Run:
         """Per-question headline score under the run's own protocol settings (for paired tests)."""
         protocol = load_protocol(RunFolder(self.path))
         return protocol.question_scores(self.judgments, self.predictions)
+
+
+def _judge_label(model: str, proto: Any) -> str:
+    """The judge as tables name it: the model plus the judging version its run recorded, so that
+    runs judged differently never share a label (runs that predate the keys show the model)."""
+    if not isinstance(proto, dict):
+        return model
+    if proto.get("judge_version") is not None:  # EpBench judge version 2+
+        return f"{model} (judge version {proto['judge_version']})"
+    if proto.get("category_5"):  # LoCoMo judge version 2+: its prompt and category-5 handling
+        return f"{model} ({proto.get('judge_prompt')}: {proto['category_5']})"
+    return model
 
 
 def _text(v: Any) -> str:

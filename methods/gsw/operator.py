@@ -84,7 +84,7 @@ class OperatorStages:
         self.llm = llm
         self.s = settings
 
-    def _stop(self, rule: Any) -> dict[str, Any]:
+    def _stop(self, rule: str) -> dict[str, Any]:
         """The repeat-stop argument when it is on; nothing otherwise (earlier cache keys hold).
         Not used for coreference (a rewritten chapter may repeat the chapter's own phrases) nor
         space-time (replayed on the saved 20-chapter run, its cut dropped 9 distinct links)."""
@@ -113,7 +113,7 @@ class OperatorStages:
         rec.context = await self.situate(chapter_text, rec.text)
         try:
             op, _ = await self.llm.complete_json(operator_messages(rec.text, rec.context), OperatorOutput,
-                                                 max_tokens=self.s.operator_max_tokens, **self._stop(True))
+                                                 max_tokens=self.s.operator_max_tokens, **self._stop("json_items"))
         except JsonOutputError as exc:
             rec.status, rec.error = "operator_failed", str(exc)[:500]
             return None, None

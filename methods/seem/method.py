@@ -33,7 +33,7 @@ from .graph import (
 from .guard import GUARD_VERSION
 from .prompts import PROMPT_VERSION
 from .retrieval import BM25Frames, dense_ranking, graph_ranking, rrf
-from .rpe import expand, fit_tokens, render_context
+from .rpe import FRAME_DATES, FRAME_SOURCES, expand, fit_tokens, render_context, shown_frames
 
 RETRIEVERS = {"dense", "bm25", "ppr"}
 
@@ -62,7 +62,8 @@ class SEEM(MemoryMethod):
                  candidates: int = 50, rrf_k: int = 60, ppr_damping: float = 0.5, seed_top_k: int = 5,
                  seed_threshold: float = 0.5, top_facts: int = 10, max_concurrent_passages: int = 4,
                  frame_max_tokens: int = 700, facts_max_tokens: int = 450, judge_max_tokens: int = 120,
-                 merge_max_tokens: int = 700, extraction_key: str = "date_and_text"):
+                 merge_max_tokens: int = 700, extraction_key: str = "date_and_text",
+                 frame_sources: str = "any_kept", frame_dates: str = "as_extracted"):
         super().__init__(services, name)
         if mode not in {"batch", "incremental"}:
             raise ValueError(f"seem mode must be 'batch' or 'incremental', not {mode!r}")
@@ -74,6 +75,10 @@ class SEEM(MemoryMethod):
         if extraction_key not in {"date_and_text", "text"}:
             raise ValueError(f"seem extraction_key must be 'date_and_text' or 'text', not {extraction_key!r}")
         self.with_date = extraction_key == "date_and_text"
+        if frame_sources not in FRAME_SOURCES or frame_dates not in FRAME_DATES:
+            raise ValueError(f"seem frame_sources must be one of {FRAME_SOURCES} and frame_dates one of "
+                             f"{FRAME_DATES}, not {frame_sources!r} / {frame_dates!r}")
+        self.frame_sources, self.frame_dates = frame_sources, frame_dates  # context only (rpe.py)
         if top_k < 1 or segments < 1:
             raise ValueError("seem top_k and segments must be >= 1")
         self.mode, self.segments, self.window_turns, self.max_passages = mode, segments, window_turns, max_passages
@@ -235,16 +240,19 @@ class SEEM(MemoryMethod):
             "dropped_passages": exp.dropped, "seeds": {k[2:]: round(v, 4) for k, v in seeds.items()},
             "facts": len(facts), "rpe": self.rpe, "retrievers": list(rankings),
         }
+        if self.frame_sources == "all_kept":  # retrieved, hidden: a passage of theirs was dropped
+            extras["frames_hidden"] = [f.id for f in chosen if f not in shown]
         return Retrieval(text, units, extras)
 
     def _render(self, index: SEEMIndex, chosen: list[Frame], kept: list[str],
                 pr: dict[str, float]) -> tuple[str, list[Frame], list[dict[str, Any]]]:
         kept_set = set(kept)
-        shown = [f for f in chosen if kept_set & set(f.provenance)]
+        shown = shown_frames(chosen, kept_set, self.frame_sources)
         facts = (top_facts(index.graph, pr, kept_set, self.n_facts, index.order)
                  if index.graph is not None and self.n_facts > 0 else [])
         passages = [index.passages[p] for p in kept] if self.rpe else []
-        return render_context(index.corpus, passages, shown, facts, list(index.passages.values())), shown, facts
+        return (render_context(index.corpus, passages, shown, facts, list(index.passages.values()),
+                               self.frame_dates), shown, facts)
 
 
 def _segments(passages: list[Passage], n: int) -> list[list[Passage]]:

@@ -4,8 +4,13 @@ Every passage behind each retrieved frame joins the context. The dataset's cap a
 these expanded passages: they are taken in the rank of the frame that brought them (a frame's
 own passages in corpus order), a passage from a unit beyond the unit cap is dropped, and when
 the rendered context exceeds the token cap the lowest-ranked kept passages go first. Every drop
-is returned (and recorded in the prediction). Only frames and facts from kept passages are
-shown, so nothing from beyond the cap reaches the answering model.
+is returned (and recorded in the prediction). Facts are shown only from kept passages; a frame
+is shown when one of its passages is kept (`frame_sources: any_kept`, the first setting) or only
+when all are (`all_kept`): a fused frame speaks for every passage it was merged from, so with
+`any_kept` text from a passage dropped at the cap could reach the answering model through it
+(the harness's cap audit found it: 19 of 105 LoCoMo contexts). `frame_dates: spoken` writes the
+extractor's ISO dates in frames and facts as "7 May 2023" (the answerer copies the form it sees);
+source passages are never rewritten.
 
 Layout (stable; `render_context`):
 
@@ -23,6 +28,7 @@ Layout (stable; `render_context`):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,6 +69,31 @@ def passage_block(corpus: Corpus, p: Passage) -> str:
     return f"{head}{', ' + p.label if p.label else ''}\n{p.text}"
 
 
+FRAME_SOURCES = ("any_kept", "all_kept")
+FRAME_DATES = ("as_extracted", "spoken")
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+           "October", "November", "December")
+_ISO = re.compile(r"\b(\d{4})-(\d{2})(?:-(\d{2}))?\b")
+
+
+def spoken_dates(text: str) -> str:
+    """ISO dates written as people write them: 2023-05-07 -> 7 May 2023, 2023-05 -> May 2023.
+    Anything that is not a calendar date (month 13, day 00) is left as it is."""
+    def one(m: re.Match[str]) -> str:
+        year, month, day = m.group(1), int(m.group(2)), m.group(3)
+        if not 1 <= month <= 12 or (day is not None and not 1 <= int(day) <= 31):
+            return m.group(0)
+        return f"{int(day)} {_MONTHS[month - 1]} {year}" if day else f"{_MONTHS[month - 1]} {year}"
+    return _ISO.sub(one, text)
+
+
+def shown_frames(chosen: list[Frame], kept: set[str], frame_sources: str) -> list[Frame]:
+    """The retrieved frames the context may show, given the passages kept under the cap."""
+    if frame_sources == "all_kept":
+        return [f for f in chosen if f.provenance and set(f.provenance) <= kept]
+    return [f for f in chosen if kept & set(f.provenance)]
+
+
 def frame_block(f: Frame, dates: dict[str, str | None] | None = None) -> str:
     """A frame with its provenance (and each passage's date when known)."""
     src = [f"{p} ({dates[p]})" if dates and dates.get(p) else p for p in f.provenance]
@@ -76,17 +107,21 @@ def fact_line(f: dict[str, Any]) -> str:
 
 
 def render_context(corpus: Corpus, passages: list[Passage], frames: list[Frame],
-                   facts: list[dict[str, Any]], all_passages: list[Passage] | None = None) -> str:
+                   facts: list[dict[str, Any]], all_passages: list[Passage] | None = None,
+                   frame_dates: str = "as_extracted") -> str:
     """The context in the layout above; `all_passages` lends frames their passages' dates."""
+    derived = spoken_dates if frame_dates == "spoken" else (lambda t: t)
     parts = []
     if passages:
         parts.append("## Source passages (in passage order)\n\n"
                      + "\n\n".join(passage_block(corpus, p) for p in sorted(passages, key=lambda p: p.order)))
     if frames:
         dates = {p.id: p.date for p in all_passages} if all_passages else None
-        parts.append("## Event frames (by retrieval rank)\n" + "\n\n".join(frame_block(f, dates) for f in frames))
+        parts.append("## Event frames (by retrieval rank)\n"
+                     + "\n\n".join(derived(frame_block(f, dates)) for f in frames))
     if facts:
-        parts.append("## Facts (subject | predicate | object | time) [passage]\n" + "\n".join(fact_line(f) for f in facts))
+        parts.append("## Facts (subject | predicate | object | time) [passage]\n"
+                     + "\n".join(derived(fact_line(f)) for f in facts))
     return "\n\n".join(parts)
 
 
