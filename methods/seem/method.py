@@ -241,7 +241,7 @@ class SEEM(MemoryMethod):
             "facts": len(facts), "rpe": self.rpe, "retrievers": list(rankings),
         }
         if self.frame_sources == "all_kept":  # retrieved, hidden: a passage of theirs was dropped
-            extras["frames_hidden"] = [f.id for f in chosen if f not in shown]
+            extras["frames_hidden"] = [f.id for f in chosen if f.id not in extras["frames_shown"]]
         return Retrieval(text, units, extras)
 
     def _render(self, index: SEEMIndex, chosen: list[Frame], kept: list[str],
