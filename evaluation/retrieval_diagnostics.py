@@ -157,14 +157,11 @@ def diagnose(protocol: Any, judgments: list[dict[str, Any]], predictions: list[d
     return per_q, summary
 
 
-def label_judgments(judgments: list[dict[str, Any]], per_q: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """The judgments lines with each question's diagnostics and failure label (replaced if present)."""
-    out = []
-    for j in judgments:
-        d = per_q.get(j["question_id"])
-        out.append({**j, **({k: d[k] for k in ("failure_label", "gold_recall", "all_gold_present",
-                                                "gold_token_share")} if d else {})})
-    return out
+def diagnostics_rows(judgments: list[dict[str, Any]], per_q: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """diagnostics.jsonl: per judged question its gold-unit diagnostics and failure label."""
+    return [{"question_id": j["question_id"], **{k: d[k] for k in ("failure_label", "gold_recall",
+                                                                   "all_gold_present", "gold_token_share")}}
+            for j in judgments if (d := per_q.get(j["question_id"]))]
 
 
 def table_section(summary: dict[str, Any], method: str) -> str:

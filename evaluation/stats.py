@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
 
@@ -28,11 +28,6 @@ def nanmean(a: np.ndarray) -> float:
     """Mean over defined values (NaN marks "not applicable", e.g. no evidence to recall)."""
     ok = a[~np.isnan(a)]
     return float(ok.mean()) if ok.size else math.nan
-
-
-def mean_std(values: Sequence[float], resamples: int = 1000, seed: int = 0) -> float:
-    arr = np.asarray(values, dtype=float)
-    return bootstrap_std(len(arr), lambda idx: float(arr[idx].mean()), resamples, seed)
 
 
 def paired_difference(a: dict[str, float], b: dict[str, float], resamples: int = 1000,

@@ -12,7 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 from datasets.types import ContextCap, Dataset, Question
 from evaluation.protocol import Protocol
 from evaluation.runs.folder import config_hash
-from evaluation.runs.scoring import LEGACY_TARGETS
+from evaluation.runs.upgrade import identity_view, upgrade_config
 from model_access.budget import Budget
 from model_access.cache import CacheBase
 from model_access.cache_store import open_cache
@@ -86,23 +86,14 @@ def _filtered(cfg: DictConfig, dataset: Dataset) -> tuple[list[Question], list[s
     return pool, labels
 
 
-# a protocol class hashes under the path it had when run folders were first named by it
-HASHED_AS = {new: old for old, new in LEGACY_TARGETS.items()}
-
-
 def identity(cfg: DictConfig) -> dict[str, Any]:
-    """Everything that changes a run's numbers; hashed into the run folder name."""
+    """Everything that changes a run's numbers, as written in the config (never the upgraded
+    reading of a saved one); hashed into the run folder name through the upgrade module's view."""
     pick = {k: OmegaConf.to_container(cfg[k], resolve=True) for k in ("method", "dataset", "context_cap", "subset")}
-    protocol = pick["dataset"].get("protocol")
-    if isinstance(protocol, dict) and protocol.get("_target_") in HASHED_AS:  # a moved class keeps its folders
-        protocol["_target_"] = HASHED_AS[protocol["_target_"]]
-    for k in ("name", "within_units"):  # unset filters leave the identity of earlier runs as it was
-        if pick["subset"].get(k) is None:
-            pick["subset"].pop(k, None)
     for k in ("llm", "judge", "embedder"):
         node = OmegaConf.to_container(cfg[k], resolve=True)
         pick[k] = {f: node.get(f) for f in ("_target_", "model", "model_revision", "json_mode", "max_tokens")}
-    return pick
+    return identity_view(pick)
 
 
 def build(cfg: DictConfig, check: bool = True) -> Components:
@@ -110,8 +101,9 @@ def build(cfg: DictConfig, check: bool = True) -> Components:
 
     `check=False` (cost estimates) skips the API-key checks: an estimate never calls a model.
     """
+    upgraded = upgrade_config(cfg)  # a saved config's missing keys mean what they meant then
     dataset: Dataset = instantiate(cfg.dataset.loader).load()
-    protocol: Protocol = instantiate(cfg.dataset.protocol)
+    protocol: Protocol = instantiate(upgraded.dataset.protocol)
     pool, filters = _filtered(cfg, dataset)
     questions = stratified_subset(pool, cfg.subset.n, dataset.strata_key, cfg.subset.seed,
                                   list(cfg.subset.ids) if cfg.subset.ids else None)
@@ -151,4 +143,4 @@ def build(cfg: DictConfig, check: bool = True) -> Components:
     if filters:
         subset_label += f"; {'; '.join(filters)}"
     return Components(dataset, questions, protocol, _cap(cfg, dataset), llm, judge, embedder, ledger,
-                      cache, cfg.method, run_dir, Path(cfg.index_root), subset_label)
+                      cache, upgraded.method, run_dir, Path(cfg.index_root), subset_label)

@@ -16,6 +16,7 @@ from omegaconf import DictConfig, OmegaConf
 from evaluation.runs.folder import RunFolder
 from evaluation.runs.locking import FolderLock
 from evaluation.runs.scoring import score_run
+from evaluation.runs.upgrade import RUN_FORMAT
 from methods.base import MemoryMethod, Services
 from model_access.budget import BudgetExceeded
 from model_access.usage import usage_from_journal
@@ -84,7 +85,7 @@ def _git_commit() -> str | None:
 
 def _meta(c: Components) -> dict[str, Any]:
     return {
-        "method": c.method_cfg.name, "dataset": c.dataset.name, "data_version": c.dataset.version,
+        "run_format": RUN_FORMAT, "method": c.method_cfg.name, "dataset": c.dataset.name, "data_version": c.dataset.version,
         "data_notes": c.dataset.notes, "answer_model": c.llm.display_name,
         "answer_model_revision": c.llm.model_revision, "judge_model": c.judge.display_name,
         "embedder": c.embedder.display_name, "context_cap": c.cap.describe(),

@@ -12,6 +12,8 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
+from evaluation.runs.upgrade import RUN_FORMAT
+
 
 @dataclass
 class ContextCapConfig:
@@ -76,6 +78,7 @@ class ChatModelConfig:
 
 @dataclass
 class RunConfig:
+    run_format: int = RUN_FORMAT  # what this config means (evaluation/runs/upgrade.py); saved configs keep theirs
     method: Any = MISSING
     dataset: Any = MISSING
     llm: ChatModelConfig = MISSING

@@ -9,6 +9,7 @@ from typing import Any
 from datasets.types import Question
 from evaluation.retrieval_diagnostics import unit_token_attribution
 from evaluation.runs.folder import JsonlAppender, RunFolder, config_hash
+from evaluation.runs.upgrade import index_identity_view
 from methods.base import MemoryMethod
 from model_access.tokenizer import count_tokens
 from model_access.usage import collect_calls, stage, summarize_calls
@@ -143,6 +144,7 @@ async def judge_stage(c: Components, predictions: list[dict[str, Any]], run: Run
 
 def index_store_root(c: Components, method_params: dict[str, Any]) -> Any:
     """Index folders are shared by runs whose index-defining settings agree."""
-    ident = {"method": c.method_cfg.name, "params": method_params,
+    params = index_identity_view(str(c.method_cfg.get("_target_")), method_params)
+    ident = {"method": c.method_cfg.name, "params": params,
              "indexer": [c.llm.model, c.llm.model_revision], "embedder": [c.embedder.model, c.embedder.model_revision]}
     return c.index_root / f"{c.method_cfg.name}-{config_hash(ident)}"

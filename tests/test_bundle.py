@@ -216,13 +216,13 @@ def test_a_run_saved_with_a_pre_layout_protocol_path_replays(made, tmp_path) -> 
     path (the first real bundle failed on them); the replay maps it to today's, same folder name."""
     import yaml
 
-    from evaluation.runs.scoring import LEGACY_TARGETS
+    from evaluation.runs.upgrade import MOVED
 
     _, tmp, _ = made
     src = next((tmp / "runs" / "epbench20").glob("embedding_rag-*"))
     run = Path(shutil.copytree(src, tmp_path / src.name))
     cfg = yaml.safe_load((run / "config.yaml").read_text())
-    old = next(o for o, n in LEGACY_TARGETS.items() if n == cfg["dataset"]["protocol"]["_target_"])
+    old = next(o for o, n in MOVED.items() if n == cfg["dataset"]["protocol"]["_target_"])
     cfg["dataset"]["protocol"]["_target_"] = old
     (run / "config.yaml").write_text(yaml.safe_dump(cfg))
     res = rerun(run, tmp_path / "work", tmp / "cache.sqlite", "sqlite")

@@ -1,5 +1,5 @@
 """The example custom dataset through run.py on the scripted server (vanilla, embedding_rag, gsw):
-results table with retrieval recall, failure labels in judgments, rescore reproducing it, the
+results table with retrieval recall, failure labels in diagnostics.jsonl (judgments untouched), rescore reproducing it, the
 GSW viewer on the custom index; a malformed dataset fails before any request."""
 
 from __future__ import annotations
@@ -40,7 +40,10 @@ def test_example_through_method(scripted, tmp_path: Path, method: str) -> None:
     assert len(preds) == 10 and all("context_unit_tokens" in p for p in preds)
     judg = _lines(run / "judgments.jsonl")
     assert {j["judge_prompt"] for j in judg} == {"epbench-judge-v1", "custom-text-judge-v1"}
-    assert all(j["failure_label"] in LABELS for j in judg)
+    assert all("failure_label" not in j for j in judg)  # the score stage writes its own artifact
+    diags = _lines(run / "diagnostics.jsonl")
+    assert [d["question_id"] for d in diags] == [j["question_id"] for j in judg]
+    assert all(d["failure_label"] in LABELS for d in diags)
     metrics = json.loads((run / "metrics.json").read_text())
     ret = metrics["retrieval"]
     assert ret["overall"]["n_with_gold"] == 8 and sum(ret["overall"]["labels"].values()) == 10
@@ -50,16 +53,18 @@ def test_example_through_method(scripted, tmp_path: Path, method: str) -> None:
     assert f"Retrieval diagnostics for **{method}**" in table and "context cap: 3 units" in table
     if method == "vanilla":  # the whole book: every gold unit present, all errors are generation's
         assert ret["overall"]["gold_recall"] == 1.0 and ret["overall"]["labels"]["retrieval_miss"] == 0
-        assert {j["failure_label"] for j in judg} <= {"correct", "generation_miss"}
+        assert {d["failure_label"] for d in diags} <= {"correct", "generation_miss"}
     else:
         assert all(len(p["context_chapters"]) <= 3 for p in preds)
         assert 0 < ret["overall"]["gold_recall"] < 1  # a capped retriever misses some gold units
         assert 0 < ret["overall"]["gold_token_share"] < 1
     if method == "embedding_rag":
-        before = [(run / f).read_text() for f in ("metrics.json", "results.md", "judgments.jsonl")]
+        files = ("metrics.json", "results.md", "judgments.jsonl", "diagnostics.jsonl")
+        before = [(run / f).read_text() for f in files]
         (run / "metrics.json").unlink()
+        (run / "diagnostics.jsonl").unlink()
         assert rescore.main([str(run)]) == 0
-        assert [(run / f).read_text() for f in ("metrics.json", "results.md", "judgments.jsonl")] == before
+        assert [(run / f).read_text() for f in files] == before
         table = compare.comparison_table([load_run(run)])
         assert "| gold recall | correct / gen. / partial / retr. miss |" in table
         labels = metrics["retrieval"]["overall"]["labels"]

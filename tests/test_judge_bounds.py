@@ -1,6 +1,6 @@
 """EpBench judge version 2: a bounded reply, so a small judge that loops still returns JSON.
 
-Version 1 (the code default, so saved runs replay with their cache keys) let a 0.5B judge repeat
+Version 1 (the first judge; runs judged with it keep replaying through the upgrade module) let a 0.5B judge repeat
 one item until max_tokens cut the list: no JSON, the question unjudged. Version 2 bounds every
 list and string so the grammar closes the reply within max_tokens, and drops repeated items.
 """
@@ -85,5 +85,5 @@ def test_the_largest_bounded_reply_fits_its_token_budget(n_gold: int) -> None:
 def test_protocol_rejects_an_unknown_judge_version_and_records_version_2() -> None:
     with pytest.raises(ValueError, match="judge_version"):
         EpBenchProtocol(judge_version=3)
-    assert "judge_version" not in EpBenchProtocol().describe()  # saved runs' meta.json unchanged
-    assert EpBenchProtocol(judge_version=2).describe()["judge_version"] == 2
+    assert EpBenchProtocol().describe()["judge_version"] == 2  # the shipped default
+    assert EpBenchProtocol(judge_version=1).describe()["judge_version"] == 1

@@ -300,7 +300,7 @@ def test_a_guard_change_gives_the_index_a_new_identity(tmp_path: Path, monkeypat
 @pytest.mark.parametrize("frame_sources", ["any_kept", "all_kept"])
 def test_a_fused_frame_beyond_the_cap_is_hidden_only_under_all_kept(frame_sources: str, tmp_path: Path) -> None:
     """The parade frame is fused from passages 1 and 3; a one-session cap keeps only one of them.
-    Under any_kept (the saved runs' setting) the frame, which speaks for both, still reaches the
+    Under any_kept (the first setting) the frame, which speaks for both, still reaches the
     context: the leak the cap audit found. Under all_kept no shown frame names an uncounted unit."""
     with ScriptedServer() as server:
         method = _method("seem", server, tmp_path, ContextCap(max_units=1), fusion_threshold=0.3,

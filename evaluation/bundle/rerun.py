@@ -21,7 +21,8 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from evaluation.runs.scoring import LEGACY_TARGETS
+from evaluation.runs.folder import RunFolder, json_text
+from evaluation.runs.scoring import read_metrics
 from harness.replay import Replay, replaying
 from model_access.cache import ResponseCache
 
@@ -75,9 +76,6 @@ def replay_config(run: Path, work: Path, cache_path: Path | None, cache_backend:
         "cache_backend": cache_backend or cfg.get("cache_backend") or "sqlite",
         "stages": list(ALL_STAGES), "share_servers": False, "lock_wait_s": 0,
     })
-    protocol = cfg.get("dataset", {}).get("protocol", {})
-    if protocol.get("_target_") in LEGACY_TARGETS:  # saved before evaluation/ had family subpackages
-        protocol["_target_"] = LEGACY_TARGETS[protocol["_target_"]]
     cfg.setdefault("tracking", {})["mode"] = "disabled"
     cfg.setdefault("budget", {})["usd"] = None
     cfg.setdefault("batch", {})["stages"] = []
@@ -96,7 +94,8 @@ def _replace_prefix(obj: Any, old: str, new: str) -> Any:
 
 def rerun(run: Path, work: Path, cache_path: Path | None = None, cache_backend: str | None = None,
           data_dir: Path | None = None, values: ResponseCache | None = None) -> Rerun:
-    """Replay `run` in `work` (created) and compare its metrics.json with the run's, byte for byte."""
+    """Replay `run` in `work` (created) and compare its metrics.json with the run's, byte for byte
+    (a run saved in an older format is compared as the upgrade module reads it)."""
     from harness.pipeline import run as run_pipeline
     from harness.resolvers import register_resolvers
 
@@ -138,11 +137,13 @@ def _compare(run: Path, result: Rerun) -> None:
         result.index_dir = Path(folder) if folder else None
     if result.error:
         return
-    mine, theirs = run / "metrics.json", out / "metrics.json"
+    theirs = out / "metrics.json"
     if not theirs.exists():
         result.metrics_diff.append("the replay wrote no metrics.json")
-    elif mine.read_bytes() != theirs.read_bytes():
-        result.metrics_diff.extend(metrics_diff(json.loads(mine.read_text()), json.loads(theirs.read_text()))
+        return
+    saved = read_metrics(RunFolder(run))  # an older run's file as today's score stage writes it
+    if json_text(saved).encode() != theirs.read_bytes():
+        result.metrics_diff.extend(metrics_diff(saved, json.loads(theirs.read_text()))
                                    or ["same values, different bytes (formatting or key order)"])
 
 

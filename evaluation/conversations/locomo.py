@@ -40,6 +40,7 @@ PROMPT_VERSION = "locomo-judge-v1"
 # first, did no better (10 of 10 WRONG). Categories 1-4 send the same messages under both.
 JUDGE_PROMPTS = {1: PROMPT_VERSION, 2: "locomo-judge-v2"}
 CATEGORY_5_BY_DECLINE = "category 5 by the decline check (no judge call)"
+CATEGORY_5_BY_JUDGE = "category 5 by the judge (the shared prompt)"  # version 1
 ANSWER_PROMPT_VERSION = "locomo-answer-v1"
 POLICIES = ("categories_1_4", "categories_1_5")
 
@@ -106,7 +107,7 @@ class LoCoMoProtocol(Protocol):
     version = "1"
 
     def __init__(self, include_category_5: bool = False, resamples: int = 1000, seed: int = 0,
-                 credit: str = "raw", judge_version: int = 1):
+                 credit: str = "raw", judge_version: int = 2):
         if judge_version not in JUDGE_PROMPTS:
             raise ValueError(f"LoCoMo protocol.judge_version must be one of {sorted(JUDGE_PROMPTS)}, "
                              f"not {judge_version!r}")
@@ -121,9 +122,9 @@ class LoCoMoProtocol(Protocol):
         out = {"protocol": self.name, "version": self.version, "judge_prompt": self.judge_prompt,
                "answer_prompt": ANSWER_PROMPT_VERSION, "include_category_5": self.include_category_5,
                "credit": self.credit, "grounding": GROUNDING_VERSION,
-               "category_names": CATEGORY_NAMES}
-        if self.judge_version >= 2:  # absent for version 1: saved runs' meta stays byte for byte
-            out["category_5"] = CATEGORY_5_BY_DECLINE
+               "category_names": CATEGORY_NAMES,
+               "category_5": CATEGORY_5_BY_DECLINE if self.judge_version >= 2 else CATEGORY_5_BY_JUDGE,
+               "judge_version": self.judge_version}
         return out
 
     def answer_messages(self, question: Question, context_text: str) -> list[dict[str, str]]:

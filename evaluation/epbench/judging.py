@@ -30,7 +30,7 @@ class EpBenchJudging:
     """Judges one answer under a policy and judge mode; the matcher universe comes from the data."""
 
     def __init__(self, policy: str, judge_mode: str, data_dir: str | None, book: int | None,
-                 judge_version: int = 1):
+                 judge_version: int = 2):
         self.policy = policy
         self.judge_mode = judge_mode
         self.judge_version = judge_version

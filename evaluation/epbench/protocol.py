@@ -33,7 +33,7 @@ class EpBenchProtocol(Protocol):
 
     def __init__(self, policy: str = "lenient", resamples: int = 1000, seed: int = 0,
                  credit: str = "raw", judge_mode: str = "one_pass", data_dir: str | None = None,
-                 book: int | None = None, judge_version: int = 1):
+                 book: int | None = None, judge_version: int = 2):
         if policy not in POLICIES:
             raise ValueError(f"scoring.policy must be one of {POLICIES}, not {policy!r}")
         if credit not in CREDITS:
@@ -42,7 +42,7 @@ class EpBenchProtocol(Protocol):
             raise ValueError(f"protocol.judge_mode must be one of {JUDGE_MODES}, not {judge_mode!r}")
         if judge_version not in JUDGE_VERSIONS:
             raise ValueError(f"protocol.judge_version must be one of {JUDGE_VERSIONS}, not {judge_version!r} "
-                             "(2 bounds the judge's reply; 1 is what runs saved before 2026-11-30 used)")
+                             "(2 bounds the judge's reply; 1 is the first, unbounded judge)")
         self.judge_version = judge_version
         self.policy = policy
         self.credit = credit
@@ -51,11 +51,9 @@ class EpBenchProtocol(Protocol):
         self.scoring = EpBenchMetrics(policy, resamples, seed, credit, data_dir, book)
 
     def describe(self) -> dict[str, Any]:
-        out = {"protocol": self.name, "version": self.version, "credit": self.credit,
-               "judge_mode": self.judge_mode, "matcher_universe": self.judging.universe.source}
-        if self.judge_version != 1:  # absent for version 1: saved runs' meta stays byte for byte
-            out["judge_version"] = self.judge_version
-        return out
+        return {"protocol": self.name, "version": self.version, "credit": self.credit,
+                "judge_mode": self.judge_mode, "matcher_universe": self.judging.universe.source,
+                "judge_version": self.judge_version}
 
     def answer_messages(self, question: Question, context_text: str) -> list[dict[str, str]]:
         user = f"Material:\n{context_text}\n\nQuestion: {question.text}"

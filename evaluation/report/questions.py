@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..runs.folder import RunFolder
 from ..runs.scored import load_runs
+from ..runs.upgrade import question_diagnostics
 
 
 def question_frame(run_dir: str | Path) -> pd.DataFrame:
@@ -24,7 +25,12 @@ def question_frame(run_dir: str | Path) -> pd.DataFrame:
         _unit_recall(g, c) for g, c in zip(preds["gold_units"], preds["context_chapters"], strict=True)
     ]
     keep = [c for c in judg.columns if c not in preds.columns or c == "question_id"]
-    return preds.merge(judg[keep], on="question_id", how="left") if not judg.empty else preds
+    frame = preds.merge(judg[keep], on="question_id", how="left") if not judg.empty else preds
+    diags = pd.DataFrame([{"question_id": q, **d} for q, d in question_diagnostics(run.root).items()])
+    if diags.empty:
+        return frame
+    keep = [c for c in diags.columns if c not in frame.columns or c == "question_id"]
+    return frame.merge(diags[keep], on="question_id", how="left")
 
 
 def _unit_recall(gold: list[str], context: list[str]) -> float | None:
@@ -32,12 +38,6 @@ def _unit_recall(gold: list[str], context: list[str]) -> float | None:
     if not gold:
         return None
     return len(set(gold) & set(context)) / len(set(gold))
-
-
-def compare_frames(runs: dict[str, str | Path], score: str = "f1") -> pd.DataFrame:
-    """Side-by-side per-question scores of several runs on the same questions."""
-    cols = {name: question_frame(path).set_index("question_id")[score] for name, path in runs.items()}
-    return pd.DataFrame(cols)
 
 
 def _verdict(items: Any, scores: Any) -> str:

@@ -39,6 +39,11 @@ def config_hash(parts: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
 
+def json_text(obj: Any) -> str:
+    """A JSON artifact's exact text (what write_json writes, and what a replay is compared by)."""
+    return json.dumps(_finite(obj), indent=2, ensure_ascii=False, default=_num) + "\n"
+
+
 def _atomic_write(path: Path, data: str) -> Path:
     """Write a sibling temp file, fsync it, then rename over `path`: readers (and a resumed run
     after a kill or power loss) see the old file or the new one, never half of one."""
@@ -92,8 +97,7 @@ class RunFolder:
         return self.root / name
 
     def write_json(self, name: str, obj: Any) -> Path:
-        return _atomic_write(self.root / name,
-                             json.dumps(_finite(obj), indent=2, ensure_ascii=False, default=_num) + "\n")
+        return _atomic_write(self.root / name, json_text(obj))
 
     def read_json(self, name: str) -> Any:
         return json.loads((self.root / name).read_text(encoding="utf-8"))

@@ -10,7 +10,8 @@ from statistics import mean
 from typing import Any
 
 from .folder import RunFolder
-from .scoring import load_protocol
+from .scoring import load_protocol, read_metrics
+from .upgrade import read_meta
 
 PROVENANCE = ("answer_model", "judge_model", "policy", "credit", "data_version", "subset", "context_cap")
 
@@ -81,15 +82,11 @@ class Run:
 
 
 def _judge_label(model: str, proto: Any) -> str:
-    """The judge as tables name it: the model plus the judging version its run recorded, so that
-    runs judged differently never share a label (runs that predate the keys show the model)."""
-    if not isinstance(proto, dict):
-        return model
-    if proto.get("judge_version") is not None:  # EpBench judge version 2+
-        return f"{model} (judge version {proto['judge_version']})"
-    if proto.get("category_5"):  # LoCoMo judge version 2+: its prompt and category-5 handling
-        return f"{model} ({proto.get('judge_prompt')}: {proto['category_5']})"
-    return model
+    """The judge as tables name it: the model plus its protocol's judge version (meta read
+    through the upgrade module always names it where the protocol versions its judge), so runs
+    judged differently never share a label."""
+    version = proto.get("judge_version") if isinstance(proto, dict) else None
+    return model if version is None else f"{model} (judge version {version})"
 
 
 def _text(v: Any) -> str:
@@ -107,7 +104,7 @@ def load_run(path: Path) -> Run:
                               f"or `python -m evaluation.rescore {path}`")
     folder = RunFolder(path)
     usage = folder.read_json("usage.json") if (path / "usage.json").exists() else {}
-    return Run(path, folder.read_json("meta.json"), folder.read_json("metrics.json"), usage,
+    return Run(path, read_meta(path), read_metrics(folder), usage,
                folder.read_jsonl("predictions.jsonl"), folder.read_jsonl("judgments.jsonl"))
 
 

@@ -2,8 +2,8 @@
 
 Shared by the pipeline and `python -m evaluation.rescore`, so both produce identical files.
 A run folder's config.yaml is saved resolved (RunFolder.write_config), so loading its protocol
-needs no resolver; it may name a protocol class by a path from before evaluation/ had family
-subpackages, which LEGACY_TARGETS maps to today's, so old run folders still rescore.
+needs no resolver; an older folder is read through the upgrade module. The stage writes its own
+artifacts (metrics.json, diagnostics.jsonl, results.md) and never rewrites another stage's.
 """
 
 from __future__ import annotations
@@ -12,30 +12,27 @@ from statistics import mean
 from typing import Any
 
 from hydra.utils import instantiate
-from omegaconf import OmegaConf
 
 from ..protocol import Protocol
-from ..retrieval_diagnostics import diagnose, label_judgments, table_section
+from ..retrieval_diagnostics import diagnose, diagnostics_rows, table_section
 from .cap_audit import describe as describe_audit
 from .cap_audit import summarize as summarize_audit
 from .folder import RunFolder
-
-# protocol `_target_`s saved in run folders before evaluation/ had family subpackages -> today's;
-# harness.build.identity hashes today's back to these, so run folder names did not change
-LEGACY_TARGETS = {
-    "evaluation.epbench.EpBenchProtocol": "evaluation.epbench.protocol.EpBenchProtocol",
-    "evaluation.locomo.LoCoMoProtocol": "evaluation.conversations.locomo.LoCoMoProtocol",
-    "evaluation.longmemeval.LongMemEvalProtocol": "evaluation.conversations.longmemeval.LongMemEvalProtocol",
-}
+from .upgrade import artifacts_format, read_config, read_meta, upgrade_metrics
 
 
 def load_protocol(run: RunFolder) -> Protocol:
-    """The protocol exactly as the run was configured (from its saved config.yaml)."""
-    node = OmegaConf.load(run / "config.yaml").dataset.protocol
-    target = node.get("_target_")
-    if target in LEGACY_TARGETS:
-        node._target_ = LEGACY_TARGETS[target]
-    return instantiate(node)
+    """The protocol exactly as the run was configured (its saved config.yaml, upgraded)."""
+    return instantiate(read_config(run.root).dataset.protocol)
+
+
+def read_metrics(run: RunFolder, name: str = "metrics.json") -> dict[str, Any]:
+    """A run's metrics as today's score stage writes them (a format-0 file upgraded on read)."""
+    metrics = run.read_json(name)
+    meta = run.read_json("meta.json")
+    if artifacts_format(meta) >= 1:
+        return metrics
+    return upgrade_metrics(metrics, meta, load_protocol(run).presentation().as_dict())
 
 
 def score_run(run: RunFolder, protocol: Protocol | None = None, policy: str | None = None) -> dict[str, Any]:
@@ -47,7 +44,7 @@ def score_run(run: RunFolder, protocol: Protocol | None = None, policy: str | No
         raise FileNotFoundError(f"{run / 'judgments.jsonl'} is missing or empty: run the judge stage first")
     kwargs = {"policy": policy} if policy else {}
     metrics = protocol.metrics(judgments, predictions, **kwargs)
-    meta = run.read_json("meta.json")
+    meta = read_meta(run.root)
     if predictions:
         meta["mean_context_tokens"] = round(mean(p["context_tokens"] for p in predictions), 1)
         audit = summarize_audit(predictions)
@@ -58,8 +55,8 @@ def score_run(run: RunFolder, protocol: Protocol | None = None, policy: str | No
         totals = run.read_json("usage.json")["totals"]
         meta["cost_usd"] = round(totals["fresh"]["cost_usd"] + totals["cached"]["cost_usd"], 4)
     per_question, metrics["retrieval"] = diagnose(protocol, judgments, predictions, meta)
-    if not policy:  # the run's own labels; another policy's numbers never rewrite its judgments
-        run.write_jsonl("judgments.jsonl", label_judgments(judgments, per_question))
+    if not policy:  # the run's own labels; another policy's numbers never rewrite them
+        run.write_jsonl("diagnostics.jsonl", diagnostics_rows(judgments, per_question))
     metrics["provenance"] = {k: meta.get(k) for k in
                              ("method", "answer_model", "judge_model", "embedder", "data_version",
                               "subset", "context_cap", "protocol", "answer_with")}

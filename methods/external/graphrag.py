@@ -21,16 +21,15 @@ class GraphRAGMethod(ExternalMethod):
                  text_unit_prop: float = 0.5, community_prop: float = 0.1, top_k_entities: int = 10,
                  top_k_relationships: int = 10, community_level: int = 2, chunk_size: int = 1200,
                  chunk_overlap: int = 100, response_type: str = "Multiple Paragraphs",
-                 concurrent_requests: int = 4, community_report_max_tokens: int | None = None, **kw: Any):
+                 concurrent_requests: int = 4, community_report_max_tokens: int | None = 3000, **kw: Any):
         super().__init__(services, name, **kw)
         self._settings = {
             "max_context_tokens": max_context_tokens, "text_unit_prop": text_unit_prop,
             "community_prop": community_prop, "top_k_entities": top_k_entities,
             "top_k_relationships": top_k_relationships, "community_level": community_level,
             "chunk_size": chunk_size, "chunk_overlap": chunk_overlap, "response_type": response_type,
-            "concurrent_requests": concurrent_requests}
-        if community_report_max_tokens is not None:  # absent when unset: existing index identities hold
-            self._settings["community_report_max_tokens"] = community_report_max_tokens
+            "concurrent_requests": concurrent_requests,
+            "community_report_max_tokens": community_report_max_tokens}  # None: the package asks no limit
 
     def settings(self) -> dict[str, Any]:
         return dict(self._settings)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -44,6 +44,30 @@ class GSWIndex:
     stats: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass
+class ReconcileSettings:
+    """The Reconciler's settings (its keyword arguments), part of the index identity."""
+
+    resolution: str
+    er_candidates: int
+    er_threshold: float
+    forward_falling: bool
+    ff_max_questions: int
+    ff_window: int
+    ff_max_tokens: int
+    space_time: bool
+
+
+@dataclass
+class WorkspaceSettings:
+    """The rest of what defines a GSW index: reconciliation scope, summaries, chapters read."""
+
+    reconcile_scope: str
+    summary_min_mentions: int
+    summary_max_tokens: int
+    max_chapters: int | None
+
+
 class GSW(MemoryMethod):
     def __init__(self, services: Services, name: str | None = None, *,
                  chunk_sentences: int = 3, chunk_overlap: int = 0, chunk_min_words: int | None = None,
@@ -57,7 +81,7 @@ class GSW(MemoryMethod):
                  spacetime_max_tokens: int = 1000, ff_max_tokens: int = 500, summary_max_tokens: int = 500,
                  qa_input: str = "summaries", match: str = "string", rerank: bool = True,
                  match_top_k: int = 20, ner_match_threshold: float = 0.8, ner_match_top_k: int = 5,
-                 max_entries: int | None = 17, ner_max_tokens: int = 200, stop_repeats: bool = False):
+                 max_entries: int | None = 17, ner_max_tokens: int = 200, stop_repeats: bool = True):
         super().__init__(services, name)
         checks = {"reconcile_scope": (reconcile_scope, {"chapter", "global"}),
                   "entity_resolution": (entity_resolution, {"exact", "embedding_llm"}),
@@ -73,11 +97,14 @@ class GSW(MemoryMethod):
             situate_max_tokens=situate_max_tokens, operator_max_tokens=operator_max_tokens,
             spacetime_max_tokens=spacetime_max_tokens, stop_repeats=stop_repeats)
         self.space_time = space_time
+        self.reconcile = ReconcileSettings(
+            resolution=entity_resolution, er_candidates=er_candidates, er_threshold=er_threshold,
+            forward_falling=forward_falling, ff_max_questions=ff_max_questions, ff_window=ff_window,
+            ff_max_tokens=ff_max_tokens, space_time=space_time)
+        self.workspace = WorkspaceSettings(reconcile_scope, summary_min_mentions, summary_max_tokens,
+                                           max_chapters)
         self.reconcile_scope = reconcile_scope
-        self.recon_kw = {"resolution": entity_resolution, "er_candidates": er_candidates,
-                         "er_threshold": er_threshold, "forward_falling": forward_falling,
-                         "ff_max_questions": ff_max_questions, "ff_window": ff_window,
-                         "ff_max_tokens": ff_max_tokens, "space_time": space_time}
+        self.recon_kw = asdict(self.reconcile)
         self.summary_min_mentions = summary_min_mentions
         self.summary_max_tokens = summary_max_tokens
         self.max_chapters = max_chapters
@@ -89,12 +116,10 @@ class GSW(MemoryMethod):
         self.ner_max_tokens = ner_max_tokens
 
     def params(self) -> dict[str, Any]:
-        """What defines the index (QA settings do not: ablations of retrieval share one index)."""
-        stages = {k: v for k, v in vars(self.settings).items()  # unset: keys of earlier indexes hold
-                  if not ((k == "chunk_min_words" and v is None) or (k == "stop_repeats" and not v))}
-        return {"prompt_version": PROMPT_VERSION, "guard_version": GUARD_VERSION, **stages, "reconcile_scope": self.reconcile_scope,
-                **self.recon_kw, "summary_min_mentions": self.summary_min_mentions,
-                "summary_max_tokens": self.summary_max_tokens, "max_chapters": self.max_chapters}
+        """What defines the index: the fields of its three settings records (QA settings are not
+        among them: ablations of retrieval share one index)."""
+        return {"prompt_version": PROMPT_VERSION, "guard_version": GUARD_VERSION, **asdict(self.settings),
+                **asdict(self.workspace), **asdict(self.reconcile)}
 
     @property
     def llm(self) -> Any:

@@ -74,7 +74,7 @@ class StageSettings:
     situate_max_tokens: int = 120
     operator_max_tokens: int = 1500
     spacetime_max_tokens: int = 1000
-    stop_repeats: bool = False  # end a looping reply at its first repeat (model_access.repeat_stop)
+    stop_repeats: bool = True  # end a looping reply at its first repeat (model_access.repeat_stop)
 
 
 class OperatorStages:

@@ -33,7 +33,7 @@ async def summarise(llm: Any, ws: Workspace, chapter: str, title: str, *, min_me
                     space_time: bool = True, max_tokens: int = 500,
                     facts: FactIndex | None = None,
                     by_chapter: dict[str, dict[str, int]] | None = None,
-                    stop_repeats: bool = False) -> dict[str, int]:
+                    stop_repeats: bool = True) -> dict[str, int]:
     """Fill `entity.summaries[chapter]` for each eligible entity; returns counts.
 
     `facts` and `by_chapter` may be passed in precomputed when one workspace spans many chapters.

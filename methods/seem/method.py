@@ -63,7 +63,7 @@ class SEEM(MemoryMethod):
                  seed_threshold: float = 0.5, top_facts: int = 10, max_concurrent_passages: int = 4,
                  frame_max_tokens: int = 700, facts_max_tokens: int = 450, judge_max_tokens: int = 120,
                  merge_max_tokens: int = 700, extraction_key: str = "date_and_text",
-                 frame_sources: str = "any_kept", frame_dates: str = "as_extracted"):
+                 frame_sources: str = "all_kept", frame_dates: str = "spoken"):
         super().__init__(services, name)
         if mode not in {"batch", "incremental"}:
             raise ValueError(f"seem mode must be 'batch' or 'incremental', not {mode!r}")

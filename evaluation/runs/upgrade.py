@@ -1,0 +1,217 @@
+"""Saved runs, read as today's code reads them: the one place that knows what older runs meant.
+
+The inspect_ai way: a run folder is never rewritten; it is migrated on read. Two formats are
+stamped (absent = 0, every folder made before this module):
+- `run_format` in config.yaml: what a config means. Code defaults now equal the shipped
+  defaults, so a format-0 config that lacks a key gets the value that key's absence meant when
+  the run was made (`INTRODUCED`), before anything is instantiated from it.
+- `run_format` in meta.json: how the artifacts are laid out. Format 0 kept per-question
+  diagnostics inside judgments.jsonl and wrote no `presentation` block into metrics.json;
+  format-0 protocol descriptions left out the judge version.
+A newer format than this code knows is refused (`FormatError`), never guessed at.
+
+Folder names and index folders hash the config as it is written (`identity_view`): a few keys
+joined the identity after runs were named without them, and at the value they had then they
+still hash as absent (`HASHED_AS_ABSENT`), and a moved class hashes under its first path
+(`MOVED`). So no saved run's folder name, index folder or cache key changes.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from ..conversations.locomo import CATEGORY_5_BY_JUDGE, JUDGE_PROMPTS
+
+RUN_FORMAT = 1
+
+EPBENCH = "evaluation.epbench.protocol.EpBenchProtocol"
+LOCOMO = "evaluation.conversations.locomo.LoCoMoProtocol"
+LONGMEMEVAL = "evaluation.conversations.longmemeval.LongMemEvalProtocol"
+GSW = "methods.gsw.method.GSW"
+SEEM = "methods.seem.method.SEEM"
+GRAPHRAG = "methods.external.graphrag.GraphRAGMethod"
+
+# class paths saved in configs before evaluation/ had family subpackages -> today's
+MOVED = {
+    "evaluation.epbench.EpBenchProtocol": EPBENCH,
+    "evaluation.locomo.LoCoMoProtocol": LOCOMO,
+    "evaluation.longmemeval.LongMemEvalProtocol": LONGMEMEVAL,
+}
+_FIRST_PATH = {new: old for old, new in MOVED.items()}
+
+_LOCOMO_JUDGE_VERSIONS = {prompt: version for version, prompt in JUDGE_PROMPTS.items()}
+
+
+class FormatError(ValueError):
+    """A run folder written by a newer version of this framework."""
+
+
+@dataclass(frozen=True)
+class Introduced:
+    """A setting added after runs were made without it: `before` is what its absence meant."""
+
+    node: str  # "method" or "dataset.protocol"
+    target: str  # the class whose parameter it is
+    key: str
+    before: Any
+
+
+INTRODUCED = (
+    Introduced("dataset.protocol", EPBENCH, "judge_version", 1),
+    Introduced("dataset.protocol", LOCOMO, "judge_version", 1),
+    Introduced("method", SEEM, "frame_sources", "any_kept"),
+    Introduced("method", SEEM, "frame_dates", "as_extracted"),
+    Introduced("method", GSW, "stop_repeats", False),
+    Introduced("method", GRAPHRAG, "community_report_max_tokens", None),
+)
+
+# (where, key, value): identity keys that hash as absent at this value (runs were named before
+# the key joined the identity). "subset": the run identity's subset node; a class path: that
+# method's index parameters (MemoryMethod.params)
+HASHED_AS_ABSENT = (
+    ("subset", "name", None),
+    ("subset", "within_units", None),
+    (GSW, "chunk_min_words", None),
+    (GSW, "stop_repeats", False),
+    (GRAPHRAG, "community_report_max_tokens", None),
+)
+
+
+def _check(fmt: int, where: str) -> int:
+    if fmt > RUN_FORMAT:
+        raise FormatError(f"{where} has run_format {fmt}, newer than this code's {RUN_FORMAT}: "
+                          "update memeval (git pull) to read it")
+    return fmt
+
+
+def config_format(cfg: DictConfig | dict[str, Any]) -> int:
+    value = cfg.get("run_format")
+    return _check(int(value) if value is not None else 0, "this run config")
+
+
+def current_target(target: Any) -> Any:
+    """Today's path of a class a saved config names."""
+    return MOVED.get(target, target) if isinstance(target, str) else target
+
+
+def _node(cfg: dict[str, Any], path: str) -> dict[str, Any] | None:
+    node: Any = cfg
+    for part in path.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) else None
+
+
+def upgrade_config(cfg: DictConfig | dict[str, Any]) -> DictConfig:
+    """The config as today's code must read it: moved class paths mapped, and in a format-0
+    config every introduced key it lacks set to what its absence meant. Returns a copy."""
+    fmt = config_format(cfg)
+    data = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else copy.deepcopy(cfg)
+    assert isinstance(data, dict)
+    protocol = _node(data, "dataset.protocol")
+    if protocol is not None and "_target_" in protocol:
+        protocol["_target_"] = current_target(protocol["_target_"])
+    if fmt < 1:
+        for rule in INTRODUCED:
+            node = _node(data, rule.node)
+            if node is not None and node.get("_target_") == rule.target and rule.key not in node:
+                node[rule.key] = rule.before
+    return OmegaConf.create(data)
+
+
+def identity_view(ident: dict[str, Any]) -> dict[str, Any]:
+    """The run identity as it is hashed into the folder name (see the module docstring)."""
+    out = copy.deepcopy(ident)
+    protocol = _node(out, "dataset.protocol")
+    if protocol is not None and protocol.get("_target_") in _FIRST_PATH:
+        protocol["_target_"] = _FIRST_PATH[protocol["_target_"]]
+    out.pop("run_format", None)
+    return _absent(out, "subset", "subset")
+
+
+def index_identity_view(target: str, params: dict[str, Any]) -> dict[str, Any]:
+    """A method's index parameters as they are hashed into its index folder name."""
+    return _absent({"p": dict(params)}, "p", target)["p"]
+
+
+def _absent(out: dict[str, Any], node_key: str, where: str) -> dict[str, Any]:
+    node = out.get(node_key)
+    if isinstance(node, dict):
+        for w, key, value in HASHED_AS_ABSENT:
+            if w == where and key in node and node[key] == value:
+                del node[key]
+    return out
+
+
+# -- artifacts -------------------------------------------------------------------------------
+
+def artifacts_format(meta: dict[str, Any], where: str = "meta.json") -> int:
+    return _check(int(meta.get("run_format", 0)), where)
+
+
+def upgrade_protocol_description(proto: Any) -> Any:
+    """A format-0 `protocol` description (meta.json, metrics.json provenance) with the judge
+    version its run used, which format 0 left out for version 1 (and for LoCoMo always)."""
+    if not isinstance(proto, dict):
+        return proto
+    out = dict(proto)
+    if out.get("protocol") == "epbench":
+        out.setdefault("judge_version", 1)
+    elif out.get("protocol") == "locomo":
+        version = _LOCOMO_JUDGE_VERSIONS.get(str(out.get("judge_prompt")), 1)
+        if version == 1:
+            out.setdefault("category_5", CATEGORY_5_BY_JUDGE)
+        out.setdefault("judge_version", version)
+    return out
+
+
+def upgrade_meta(meta: dict[str, Any], where: str = "meta.json") -> dict[str, Any]:
+    if artifacts_format(meta, where) >= 1:
+        return meta
+    return {**meta, "protocol": upgrade_protocol_description(meta.get("protocol"))}
+
+
+def upgrade_metrics(metrics: dict[str, Any], meta: dict[str, Any],
+                    presentation: dict[str, Any] | None = None) -> dict[str, Any]:
+    """metrics.json of a format-0 run as today's score stage writes it: the protocol
+    description completed and the protocol's `presentation` block (given by the caller, which
+    has the run's protocol) appended."""
+    if artifacts_format(meta) >= 1:
+        return metrics
+    out = dict(metrics)
+    if isinstance(out.get("provenance"), dict):
+        out["provenance"] = {**out["provenance"],
+                             "protocol": upgrade_protocol_description(out["provenance"].get("protocol"))}
+    if presentation is not None and "presentation" not in out:
+        out["presentation"] = presentation
+    return out
+
+
+DIAGNOSTIC_KEYS = ("failure_label", "gold_recall", "all_gold_present", "gold_token_share")
+
+
+def question_diagnostics(run: Path) -> dict[str, dict[str, Any]]:
+    """question_id -> the score stage's per-question diagnostics and failure label: from
+    diagnostics.jsonl, or (format 0) from the keys the score stage wrote into judgments.jsonl."""
+    from .folder import RunFolder
+
+    folder = RunFolder(Path(run))
+    if (folder / "diagnostics.jsonl").exists():
+        return {r["question_id"]: {k: r.get(k) for k in DIAGNOSTIC_KEYS}
+                for r in folder.read_jsonl("diagnostics.jsonl")}
+    return {j["question_id"]: {k: j[k] for k in DIAGNOSTIC_KEYS if k in j}
+            for j in folder.read_jsonl("judgments.jsonl") if "failure_label" in j}
+
+
+def read_meta(run: Path) -> dict[str, Any]:
+    path = Path(run) / "meta.json"
+    return upgrade_meta(json.loads(path.read_text(encoding="utf-8")), str(path))
+
+
+def read_config(run: Path) -> DictConfig:
+    return upgrade_config(OmegaConf.load(Path(run) / "config.yaml"))

@@ -1,0 +1,167 @@
+"""The upgrade module: older run folders keep their folder names, index folders and numbers, and a
+format-0 config means what it meant when it was saved (evaluation/runs/upgrade.py)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from hydra.utils import instantiate
+from omegaconf import OmegaConf
+
+from evaluation.runs.folder import RunFolder, config_hash, json_text
+from evaluation.runs.scoring import read_metrics, score_run
+from evaluation.runs.upgrade import (
+    RUN_FORMAT,
+    FormatError,
+    question_diagnostics,
+    read_meta,
+    upgrade_config,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+BUNDLED = sorted((ROOT / "results").glob("*/runs/*/*/config.yaml"))
+DATA = ROOT / "data"
+
+
+def _saved(run: Path) -> OmegaConf:
+    cfg = OmegaConf.load(run / "config.yaml")
+    cfg.data_dir = str(DATA)
+    return cfg
+
+
+@pytest.mark.parametrize("config", BUNDLED, ids=lambda p: f"{p.parts[-5]}/{p.parent.name}")
+def test_bundled_runs_hash_to_their_folder_names(config: Path) -> None:
+    from harness.build import identity
+
+    run = config.parent
+    assert run.name == f"{run.name.rsplit('-', 1)[0]}-{config_hash(identity(OmegaConf.load(config)))}"
+
+
+@pytest.mark.parametrize("config", BUNDLED, ids=lambda p: f"{p.parts[-5]}/{p.parent.name}")
+def test_bundled_runs_keep_their_index_folders(config: Path, tmp_path: Path) -> None:
+    """Today's method, built from the saved config as a run builds it, names the same index folder."""
+    from harness.build import build
+    from harness.resolvers import register_resolvers
+    from harness.stages import index_store_root
+    from methods.base import Services
+
+    if not (DATA / "epbench").exists():
+        pytest.skip("benchmark data not set up (python scripts/fetch_data.py)")
+    register_resolvers()
+    run = config.parent
+    cfg = _saved(run)
+    cfg.cache_path, cfg.cache_backend, cfg.output_root = str(tmp_path / "c.sqlite"), "sqlite", str(tmp_path)
+    c = build(cfg, check=False)
+    method = instantiate(c.method_cfg, _partial_=True)(
+        services=Services(llm=c.llm, embedder=c.embedder, cap=c.cap, store_root=Path(".")))
+    try:
+        saved = json.loads((run / "index.json").read_text())["index_folder"]
+        assert index_store_root(c, method.params()).name == Path(saved).name
+    finally:
+        method.close()
+        c.cache.close()
+
+
+@pytest.mark.parametrize("family", ["epbench20-local/runs/epbench20", "locomo-local/runs/locomo"])
+def test_old_run_folders_rescore_to_their_upgraded_numbers(family: str, tmp_path: Path) -> None:
+    """A format-0 run folder rescores without a model call to exactly the metrics the upgrade
+    module reads from it, writes its diagnostics beside the judgments, and rewrites no other
+    stage's artifact."""
+    src = next(p for p in sorted((ROOT / "results" / family).iterdir()) if p.name.startswith("vanilla-"))
+    if not (DATA / "epbench").exists():
+        pytest.skip("benchmark data not set up (python scripts/fetch_data.py)")
+    run = tmp_path / src.name
+    shutil.copytree(src, run)
+    text = (run / "config.yaml").read_text()  # saved with data_dir: data (relative to the repo)
+    (run / "config.yaml").write_text(text.replace("data_dir: data", f"data_dir: {DATA}"))
+    assert "run_format" not in json.loads((run / "meta.json").read_text())
+    expected = json_text(read_metrics(RunFolder(run)))
+    judgments = (run / "judgments.jsonl").read_bytes()
+    meta = (run / "meta.json").read_bytes()
+    score_run(RunFolder(run))
+    assert (run / "metrics.json").read_text() == expected
+    assert (run / "judgments.jsonl").read_bytes() == judgments and (run / "meta.json").read_bytes() == meta
+    diags = question_diagnostics(run)
+    assert set(diags) == {json.loads(x)["question_id"] for x in judgments.splitlines()}
+    assert {d["failure_label"] for d in diags.values()} <= {
+        "correct", "generation_miss", "partial_retrieval", "retrieval_miss", "unjudged"}
+
+
+def _seem(fmt: int | None, **keys: str) -> dict:
+    cfg: dict = {"method": {"_target_": "methods.seem.method.SEEM", "name": "seem", **keys},
+                 "dataset": {"protocol": {"_target_": "evaluation.locomo.LoCoMoProtocol"}}}
+    if fmt is not None:
+        cfg["run_format"] = fmt
+    return cfg
+
+
+def test_a_format_0_config_means_what_it_meant_when_saved() -> None:
+    old = upgrade_config(_seem(None))
+    assert (old.method.frame_sources, old.method.frame_dates) == ("any_kept", "as_extracted")
+    assert old.dataset.protocol.judge_version == 1
+    assert old.dataset.protocol._target_ == "evaluation.conversations.locomo.LoCoMoProtocol"  # moved class
+    explicit = upgrade_config(_seem(None, frame_sources="all_kept"))
+    assert explicit.method.frame_sources == "all_kept"  # a key the config has is never touched
+    new = upgrade_config(_seem(RUN_FORMAT))
+    assert "frame_sources" not in new.method and "judge_version" not in new.dataset.protocol  # code defaults
+
+
+def test_code_defaults_are_the_shipped_defaults() -> None:
+    """A format-1 config that leaves a key out gets what conf/ ships (no second default)."""
+    from evaluation.conversations.locomo import LoCoMoProtocol
+    from evaluation.epbench.protocol import EpBenchProtocol
+    from methods.seem.method import SEEM
+
+    shipped = OmegaConf.load(ROOT / "conf/method/seem.yaml")
+    import inspect
+
+    params = inspect.signature(SEEM.__init__).parameters
+    assert params["frame_sources"].default == shipped.frame_sources
+    assert params["frame_dates"].default == shipped.frame_dates
+    for cls, conf in ((EpBenchProtocol, "epbench20"), (LoCoMoProtocol, "locomo")):
+        assert (inspect.signature(cls.__init__).parameters["judge_version"].default
+                == OmegaConf.load(ROOT / f"conf/dataset/{conf}.yaml").protocol.judge_version)
+
+
+def test_old_meta_names_its_judge_version_and_a_newer_format_is_refused(tmp_path: Path) -> None:
+    run = tmp_path / "r"
+    run.mkdir()
+    (run / "meta.json").write_text(json.dumps({"protocol": {"protocol": "epbench", "credit": "raw"}}))
+    assert read_meta(run)["protocol"]["judge_version"] == 1  # format 0 left version 1 out
+    (run / "meta.json").write_text(json.dumps({"protocol": {"protocol": "locomo",
+                                                            "judge_prompt": "locomo-judge-v2"}}))
+    assert read_meta(run)["protocol"]["judge_version"] == 2
+    (run / "meta.json").write_text(json.dumps({"run_format": RUN_FORMAT + 1, "protocol": {}}))
+    with pytest.raises(FormatError, match="newer"):
+        read_meta(run)
+
+
+def test_run_folders_saved_under_old_protocol_paths_still_load_and_keep_their_names(tmp_path: Path) -> None:
+    """config.yaml of an old run names e.g. evaluation.epbench.EpBenchProtocol: rescore still
+    instantiates it, and today's config hashes to the same run folder name as then."""
+    from hydra import compose, initialize_config_dir
+
+    from evaluation.runs.scoring import load_protocol
+    from evaluation.runs.upgrade import MOVED
+    from harness.build import identity
+    from harness.resolvers import register_resolvers
+    from harness.schema import register_schemas
+
+    register_resolvers()
+    register_schemas()
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        for dataset in ("epbench20", "locomo", "longmemeval_s"):
+            cfg = compose("config", overrides=[f"dataset={dataset}", "data_dir=data"])
+            new = cfg.dataset.protocol._target_
+            old = next(o for o, n in MOVED.items() if n == new)
+            hashed = config_hash(identity(cfg))
+            cfg.dataset.protocol._target_ = old
+            assert config_hash(identity(cfg)) == hashed
+            folder = RunFolder(tmp_path / dataset)
+            (folder / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(
+                {"dataset": {"protocol": OmegaConf.to_container(cfg.dataset.protocol, resolve=True)}})))
+            loaded = load_protocol(folder)
+            assert f"{type(loaded).__module__}.{type(loaded).__name__}" == new
