@@ -53,15 +53,15 @@ def _build_judge(name: str, overrides: list[str], data_dir: str, cache_path: str
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
         cfg = compose("config", overrides=[f"judge={name}", f"data_dir={data_dir}", *overrides])
     cache = ResponseCache(cache_path or cfg.cache_path)
-    judge = instantiate(cfg.judge, _partial_=True)(cache=cache, ledger=UsageLedger())
+    # replay: cache hits only; an uncached call meets a closed port and is recorded as a failure
+    offline = {"server": None, "base_url": "http://127.0.0.1:9/v1", "max_attempts": 1} if replay else {}
+    judge = instantiate(cfg.judge, _partial_=True)(cache=cache, ledger=UsageLedger(), **offline)
     pool = None
-    if replay:  # cache hits only: an uncached call meets a closed port and is recorded as a failure
-        judge.server, judge.base_url, judge.max_attempts = None, "http://127.0.0.1:9/v1", 1
     if judge.server is not None:
         from model_access.local_server import LocalServerPool
 
         pool = LocalServerPool()
-        judge.base_url = pool.start(judge.server)
+        judge.serve_at(pool.start(judge.server))
     judge.check_ready()
     return judge, pool
 

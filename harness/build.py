@@ -19,6 +19,7 @@ from model_access.cache_store import open_cache
 from model_access.chat import ChatModel
 from model_access.embed import Embedder
 from model_access.errors import ConfigError
+from model_access.gate import CallSettings
 from model_access.usage import Price, UsageLedger
 
 from .replay import active_replay
@@ -54,6 +55,19 @@ def _cap(cfg: DictConfig, dataset: Dataset) -> ContextCap:
     overridden = cfg.context_cap.units is not None or cfg.context_cap.tokens is not None
     source = "run override (context_cap)" if overridden else dataset.natural_cap.source
     return ContextCap(max_units=units, max_tokens=tokens, source=source)
+
+
+def _batch_queue(cfg: DictConfig) -> Any:
+    """The run's Batch API queue (model_access.batch) when `batch.stages` names any, else None."""
+    if not cfg.batch.stages:
+        return None
+    from model_access.batch import BatchQueue
+
+    if not cfg.cache_path:
+        raise ConfigError("batch.stages needs a persistent cache (set cache_path): batches are "
+                          "collected into it and a killed run resumes from its journal")
+    folder = Path(cfg.cache_path) if cfg.cache_backend == "directory" else Path(cfg.cache_path).parent
+    return BatchQueue(folder / "batches", list(cfg.batch.stages), cfg.batch.poll_s, cfg.batch.settle_s)
 
 
 def _resume_hint() -> str:
@@ -96,10 +110,11 @@ def identity(cfg: DictConfig) -> dict[str, Any]:
     return identity_view(pick)
 
 
-def build(cfg: DictConfig, check: bool = True) -> Components:
+def build(cfg: DictConfig, check: bool = True, dry: Any = None) -> Components:
     """Load data and instantiate models; raise ConfigError before any model call if unusable.
 
-    `check=False` (cost estimates) skips the API-key checks: an estimate never calls a model.
+    `check=False` skips the API-key checks. `dry` (a cost estimate's DryRecorder) is given to
+    every client: fresh calls are counted, never sent, so no key is checked either.
     """
     upgraded = upgrade_config(cfg)  # a saved config's missing keys mean what they meant then
     dataset: Dataset = instantiate(cfg.dataset.loader).load()
@@ -115,24 +130,15 @@ def build(cfg: DictConfig, check: bool = True) -> Components:
     if replay is not None:
         cache = replay.wrap(cache)
     ledger = _ledger(cfg)
-    llm: ChatModel = instantiate(cfg.llm, _partial_=True)(cache=cache, ledger=ledger)
-    judge: ChatModel = instantiate(cfg.judge, _partial_=True)(cache=cache, ledger=ledger)
-    embedder: Embedder = instantiate(cfg.embedder, _partial_=True)(cache=cache, ledger=ledger)
     budget = Budget(cfg.budget.usd, ledger.cost, resume_hint=_resume_hint())
-    if cfg.batch.stages:
-        from model_access.batch import BatchQueue
-
-        if not cfg.cache_path:
-            raise ConfigError("batch.stages needs a persistent cache (set cache_path): batches are "
-                              "collected into it and a killed run resumes from its journal")
-        folder = Path(cfg.cache_path) if cfg.cache_backend == "directory" else Path(cfg.cache_path).parent
-        queue = BatchQueue(folder / "batches", list(cfg.batch.stages), cfg.batch.poll_s, cfg.batch.settle_s)
-        llm.batch = judge.batch = queue
+    dry = dry if dry is not None else replay  # nothing is sent, so no key or endpoint is needed
+    chat_settings = CallSettings(budget, dry, _batch_queue(cfg))
+    make = {"cache": cache, "ledger": ledger}
+    llm: ChatModel = instantiate(cfg.llm, _partial_=True)(**make, settings=chat_settings)
+    judge: ChatModel = instantiate(cfg.judge, _partial_=True)(**make, settings=chat_settings)
+    embedder: Embedder = instantiate(cfg.embedder, _partial_=True)(**make, settings=CallSettings(budget, dry))
     for component in (llm, judge, embedder):
-        component.budget = budget
-        if replay is not None:
-            component.dry = replay  # nothing is sent, so no key or endpoint is needed
-        elif check:
+        if dry is None and check:
             component.check_ready()
     ident = identity(cfg)
     run_name = cfg.run_name or f"{cfg.method.name}-{config_hash(ident)}"

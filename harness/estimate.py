@@ -114,11 +114,9 @@ async def _dry_stages(cfg: DictConfig, c: Components, store: Path) -> None:
 
 def estimate(cfg: DictConfig, ratios: dict[str, float] | None = None) -> dict[str, Any]:
     """Dry-run the configured method on the configured dataset and price what it would send."""
-    c = build(cfg, check=False)
-    prices, batch = _price_table(cfg)
     recorder = DryRecorder(output_ratio={**DEFAULT_RATIOS, **(ratios or {})})
-    for client in (c.llm, c.judge, c.embedder):
-        client.dry = recorder
+    c = build(cfg, check=False, dry=recorder)
+    prices, batch = _price_table(cfg)
     target = str(c.method_cfg.get("_target_", ""))
     try:
         if target.startswith(EXTERNAL_PREFIX):

@@ -56,10 +56,10 @@ def _start_servers(c: Components, share: bool = False) -> list[str]:
             from model_access.server_registry import spec_key
 
             key = spec_key(spec)
-            component.base_url = _node_servers().acquire(key, lambda s=spec: _server_pool().start(s))
+            component.serve_at(_node_servers().acquire(key, lambda s=spec: _server_pool().start(s)))
             shared.append(key)
         elif spec is not None:
-            component.base_url = _server_pool().start(spec)
+            component.serve_at(_server_pool().start(spec))
     return shared
 
 

@@ -125,7 +125,7 @@ class BatchQueue:
 
     async def _submit(self, items: list[tuple[str, tuple[Any, dict[str, Any], asyncio.Future]]]) -> None:
         client = items[0][1][0]
-        api, _ = client._ensure_client()
+        api = client._ensure_client()
         lines = "".join(json.dumps({"custom_id": key, "method": "POST", "url": "/v1/chat/completions",
                                     "body": req}) + "\n" for key, (_, req, _) in items)
         upload = await api.files.create(file=("memeval-batch.jsonl", lines.encode()), purpose="batch")
@@ -138,7 +138,7 @@ class BatchQueue:
         self._poll_later(client, batch.id)
 
     async def _poll(self, client: Any, batch_id: str) -> None:
-        api, _ = client._ensure_client()
+        api = client._ensure_client()
         while True:
             batch = await api.batches.retrieve(batch_id)
             if batch.status == DONE or batch.status in FAILED:

@@ -1,4 +1,4 @@
-"""`python -m model_access.cache export|import|stats`: move cached model calls between machines.
+"""`python -m model_access.cache_cli export|import|stats`: move cached model calls between machines.
 
 The bundle is gzip-compressed JSONL, one cached call per line: `{"key", "sha256", "value"}`.
 The key is the call's content address (the hash of the request), `sha256` the digest of the
@@ -87,7 +87,7 @@ def stats(cache: CacheBase) -> dict[str, int]:
 
 def main(argv: list[str] | None = None) -> int:
     default = memeval_home() / "model_calls.sqlite"
-    ap = argparse.ArgumentParser(prog="python -m model_access.cache", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m model_access.cache_cli", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     ex = sub.add_parser("export", help="write cached calls to a .jsonl.gz bundle")
@@ -126,3 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         cache.close()
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -11,11 +11,11 @@ from typing import Any, TypeVar
 import openai
 from pydantic import BaseModel, ValidationError
 
-from .budget import Budget, prompt_tokens_of
+from .budget import prompt_tokens_of
 from .cache import CacheBase, ResponseCache, cache_key
 from .errors import ConfigError, JsonOutputError
+from .gate import CallGate, CallSettings, Paid, Retry
 from .repeat_stop import RULES, cut_whole
-from .retry import with_retries
 from .streaming import streamed_until_repeat
 from .usage import UsageLedger
 
@@ -37,6 +37,8 @@ class ChatModel:
 
     `model` is what the endpoint is asked for; `model_revision` (e.g. a GGUF sha256) joins the
     cache key so that two different files served under one name never share cached answers.
+    `settings` (budget, dry run or replay, Batch API queue) says how the run pays; every fresh
+    call goes through the client's model_access.gate.CallGate.
     """
 
     def __init__(
@@ -58,6 +60,7 @@ class ChatModel:
         cache: CacheBase | None = None,
         ledger: UsageLedger | None = None,
         server: Any = None,
+        settings: CallSettings | None = None,
     ):
         if json_mode not in {"json_schema", "json_object", "none"}:
             raise ConfigError(f"json_mode must be json_schema, json_object or none, not {json_mode!r}")
@@ -75,15 +78,24 @@ class ChatModel:
         self.context_window = context_window
         self.seed = seed
         self.backoff_base_s = backoff_base_s
-        self.cache = cache if cache is not None else ResponseCache(None)
-        self.ledger = ledger if ledger is not None else UsageLedger()
-        self.server = server  # a local server spec the harness starts; None for remote endpoints
-        self.budget: Budget | None = None  # set by the harness when budget.usd is given
-        self.dry: Any = None  # harness.estimate's recorder: fresh calls are counted, never sent
-        self.batch: Any = None  # model_access.batch.BatchQueue when this stage uses the Batch API
+        self.gate = CallGate(cache if cache is not None else ResponseCache(None),
+                             ledger if ledger is not None else UsageLedger(), settings, max_concurrency)
+        self.server = server  # a local server spec the harness starts (serve_at); None for remote endpoints
         self._client: openai.AsyncOpenAI | None = None
-        self._sem: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def cache(self) -> CacheBase:
+        return self.gate.cache
+
+    @property
+    def ledger(self) -> UsageLedger:
+        return self.gate.ledger
+
+    def serve_at(self, base_url: str) -> None:
+        """The address of this client's local server, known once the harness has started it."""
+        self.base_url = base_url
+        self._client = None  # the next call connects there
 
     # -- readiness -------------------------------------------------------------------------
     def api_key(self) -> str:
@@ -103,16 +115,14 @@ class ChatModel:
         if self.server is None and self.base_url is None and self.api_key_env != "OPENAI_API_KEY":
             raise ConfigError(f"Model '{self.display_name}' has no base_url; set llm.base_url.")
 
-    def _ensure_client(self) -> tuple[openai.AsyncOpenAI, asyncio.Semaphore]:
+    def _ensure_client(self) -> openai.AsyncOpenAI:
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
             self._client = openai.AsyncOpenAI(
                 api_key=self.api_key(), base_url=self.base_url, max_retries=0, timeout=self.timeout_s
             )
-            self._sem = asyncio.Semaphore(self.max_concurrency)
             self._loop = loop
-        assert self._sem is not None
-        return self._client, self._sem
+        return self._client
 
     # -- calls -----------------------------------------------------------------------------
     def _request(self, messages: list[dict[str, str]], max_tokens: int | None,
@@ -171,75 +181,45 @@ class ChatModel:
         key = cache_key(payload)
         hit = self.cache.get(key)
         if hit is None:
-            async with self.cache.inflight(key):  # a second job on this node waits, then hits
-                hit = self.cache.get(key)
-                if hit is None:
+            async with self.gate.claim([key]) as todo:  # a second job on this node waits, then hits
+                if todo:
                     return await self._fresh(key, req, stop_repeats)
-        if self.dry is not None:
-            self.dry.hit(self, req, hit)
-        self.ledger.record(self.display_name, hit["prompt_tokens"], hit["completion_tokens"], cached=True)
+                hit = self.cache.get(key)
+                assert hit is not None
+        self.gate.hit(self.display_name, hit["prompt_tokens"], hit["completion_tokens"],
+                      notice=lambda dry: dry.hit(self, req, hit))
         return ChatResult(_cut(hit["text"], stop_repeats), hit["prompt_tokens"], hit["completion_tokens"], True,
                           self.display_name, tuple(hit.get("choices") or ()))
 
     async def _fresh(self, key: str, req: dict[str, Any], stop_repeats: str | None = None) -> ChatResult:
-        """Pay for one call (the caller holds the key's in-flight lock) and cache its reply."""
-        if self.dry is not None:  # harness.estimate: count what this call would cost, pay nothing
-            return self.dry.chat(self, req)
-        client, sem = self._ensure_client()
-        if self.batch is not None and self.batch.covers():  # OpenAI Batch API: queued, collected
-            return await self._batched(key, req, stop_repeats)
+        """Pay for one call through the gate (the caller holds the key's in-flight lock)."""
 
-        async def call() -> Any:
-            async with sem:
+        def connect() -> Any:
+            client = self._ensure_client()
+
+            async def call() -> Any:
                 if stop_repeats is not None:
                     return await streamed_until_repeat(client, req, stop_repeats)
                 return await client.chat.completions.create(**req)
+            return call
 
-        guard = self.budget if self.budget is not None and self.budget.limit_usd is not None else None
-        reserved = (await guard.reserve(self.display_name, prompt_tokens_of(req["messages"]), req["max_tokens"])
-                    if guard else 0.0)
-        pt = ct = 0
-        try:
-            resp = await with_retries(call, what=f"chat[{self.display_name}]",
-                                      max_attempts=self.max_attempts, base_s=self.backoff_base_s)
-            usage = resp.usage
-            pt = int(getattr(usage, "prompt_tokens", 0) or 0)
-            ct = int(getattr(usage, "completion_tokens", 0) or 0)
-        finally:
-            if guard:
-                guard.settle(reserved, self.display_name, pt, ct)
-        text = resp.choices[0].message.content or ""
-        entry = {"text": text, "prompt_tokens": pt, "completion_tokens": ct,
-                 "finish_reason": resp.choices[0].finish_reason}
-        if getattr(resp, "cut_at", None) is not None:
-            entry["cut_at"] = resp.cut_at  # offset of the repeat in the streamed reply
-        choices: tuple[str, ...] = ()
-        if "n" in req:
-            choices = tuple(c.message.content or "" for c in sorted(resp.choices, key=lambda c: c.index))
-            entry["choices"] = list(choices)
-        self.ledger.record(self.display_name, pt, ct, cached=False)  # paid: journaled before stored
-        self.cache.put(key, entry)
-        return ChatResult(text, pt, ct, False, self.display_name, choices)
+        return await self.gate.pay(
+            self.display_name, (prompt_tokens_of(req["messages"]), req["max_tokens"]), connect,
+            lambda resp: _paid(key, req, resp, self.display_name),
+            dry=lambda recorder: recorder.chat(self, req),
+            retry=Retry(f"chat[{self.display_name}]", self.max_attempts, self.backoff_base_s),
+            batched=lambda queue: self._batched(queue, key, req, stop_repeats))
 
-    async def _batched(self, key: str, req: dict[str, Any], stop_repeats: str | None = None) -> ChatResult:
+    async def _batched(self, queue: Any, key: str, req: dict[str, Any],
+                       stop_repeats: str | None = None) -> Paid[ChatResult]:
         """A fresh call through the Batch API queue; the queue writes the cache on collection.
         A batch cannot be streamed, so a repeat-stop rule cuts the whole reply afterwards (the
         same text; only the tokens are not saved)."""
-        guard = self.budget if self.budget is not None and self.budget.limit_usd is not None else None
-        reserved = (await guard.reserve(self.display_name, prompt_tokens_of(req["messages"]), req["max_tokens"])
-                    if guard else 0.0)
-        pt = ct = 0
-        try:
-            body = await self.batch.request(self, key, req)
-            usage = body.get("usage") or {}
-            pt, ct = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
-        finally:
-            if guard:  # billed at the standard price: the guard stays on the safe side
-                guard.settle(reserved, self.display_name, pt, ct)
-        text = body["choices"][0]["message"].get("content") or ""
-        text = _cut(text, stop_repeats)
-        self.ledger.record(self.display_name, pt, ct, cached=False)
-        return ChatResult(text, pt, ct, False, self.display_name)
+        body = await queue.request(self, key, req)
+        usage = body.get("usage") or {}
+        pt, ct = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+        text = _cut(body["choices"][0]["message"].get("content") or "", stop_repeats)
+        return Paid(ChatResult(text, pt, ct, False, self.display_name), pt, ct)
 
     def _response_format(self, output_model: type[BaseModel]) -> dict[str, Any] | None:
         if self.json_mode == "json_schema":
@@ -288,6 +268,23 @@ class ChatModel:
     def describe(self) -> dict[str, Any]:
         return {"model": self.model, "display_name": self.display_name, "revision": self.model_revision,
                 "base_url": self.base_url, "json_mode": self.json_mode}
+
+
+def _paid(key: str, req: dict[str, Any], resp: Any, who: str) -> Paid[ChatResult]:
+    """A chat completion as the gate stores it: the reply, its tokens and the cache entry."""
+    usage = resp.usage
+    pt = int(getattr(usage, "prompt_tokens", 0) or 0)
+    ct = int(getattr(usage, "completion_tokens", 0) or 0)
+    text = resp.choices[0].message.content or ""
+    entry = {"text": text, "prompt_tokens": pt, "completion_tokens": ct,
+             "finish_reason": resp.choices[0].finish_reason}
+    if getattr(resp, "cut_at", None) is not None:
+        entry["cut_at"] = resp.cut_at  # offset of the repeat in the streamed reply
+    choices: tuple[str, ...] = ()
+    if "n" in req:
+        choices = tuple(c.message.content or "" for c in sorted(resp.choices, key=lambda c: c.index))
+        entry["choices"] = list(choices)
+    return Paid(ChatResult(text, pt, ct, False, who, choices), pt, ct, {key: entry})
 
 
 def _cut(text: str, rule: str | None) -> str:

@@ -19,22 +19,24 @@ from typing import Any
 
 import numpy as np
 
-from .budget import Budget
 from .cache import CacheBase, ResponseCache, cache_key
 from .chat import endpoint_identity
 from .errors import ConfigError
+from .gate import CallGate, CallSettings, Paid
 from .retry import with_retries
 from .tokenizer import count_tokens
 from .usage import UsageLedger
 
 
 class Embedder(ABC):
-    """Caches each text's vector; subclasses embed one uncached batch."""
+    """Caches each text's vector; subclasses embed one uncached batch. Every uncached batch is
+    paid through the client's model_access.gate.CallGate, with the run's `settings`."""
 
     def __init__(self, model: str, model_revision: str | None = None, batch_size: int = 64,
                  max_concurrency: int = 4, normalize: bool = True, display_name: str | None = None,
                  max_input_tokens: int | None = None, pool_long_inputs: bool = True,
-                 cache: CacheBase | None = None, ledger: UsageLedger | None = None):
+                 cache: CacheBase | None = None, ledger: UsageLedger | None = None,
+                 settings: CallSettings | None = None):
         self.model = model
         self.max_input_tokens = max_input_tokens  # what the model reads; longer texts are pooled
         self.pool_long_inputs = pool_long_inputs
@@ -43,12 +45,16 @@ class Embedder(ABC):
         self.max_concurrency = max_concurrency
         self.normalize = normalize
         self.display_name = display_name or model
-        self.cache = cache if cache is not None else ResponseCache(None)
-        self.ledger = ledger if ledger is not None else UsageLedger()
-        self.budget: Budget | None = None  # set by the harness when budget.usd is given
-        self.dry: Any = None  # harness.estimate's recorder: fresh batches are counted, never sent
-        self._sem: asyncio.Semaphore | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self.gate = CallGate(cache if cache is not None else ResponseCache(None),
+                             ledger if ledger is not None else UsageLedger(), settings, max_concurrency)
+
+    @property
+    def cache(self) -> CacheBase:
+        return self.gate.cache
+
+    @property
+    def ledger(self) -> UsageLedger:
+        return self.gate.ledger
 
     def known_dimension(self) -> int | None:
         """The vectors' length when known without a paid call (an estimate's placeholder vectors
@@ -70,12 +76,6 @@ class Embedder(ABC):
         if endpoint is not None:  # unpinned weights: which server embedded it matters
             payload["endpoint"] = endpoint
         return cache_key(payload)
-
-    def _semaphore(self) -> asyncio.Semaphore:
-        loop = asyncio.get_running_loop()
-        if self._sem is None or self._loop is not loop:
-            self._sem, self._loop = asyncio.Semaphore(self.max_concurrency), loop
-        return self._sem
 
     def input_tokens(self, text: str) -> int:
         """Tokens the model would read from `text` untruncated (o200k_base unless overridden)."""
@@ -151,44 +151,40 @@ class Embedder(ABC):
             else:
                 out.append(np.frombuffer(base64.b64decode(hit["v"]), dtype=np.float32))
         if len(texts) - len(missing) > 0:
-            self.ledger.record(self.display_name, 0, 0, cached=True)
+            self.gate.hit(self.display_name, 0, 0)
         todo = list(missing.items())
-        dry: dict[str, np.ndarray] = {}
+        fresh: dict[str, np.ndarray] = {}  # paid now, or a dry run's placeholders
 
         async def run(batch: list[tuple[str, int]]) -> None:
-            async with self.cache.inflight(cache_key({"batch": [k for k, _ in batch]})):
-                batch = [(k, i) for k, i in batch if self.cache.get(k) is None]  # another job paid
+            async with self.gate.claim([k for k, _ in batch]) as still:  # another job may have paid
+                batch = [(k, i) for k, i in batch if k in still]
                 if batch:
-                    await pay(batch)
+                    fresh.update(await pay(batch))
 
-        async def pay(batch: list[tuple[str, int]]) -> None:
-            if self.dry is not None:  # harness.estimate: counted, never sent, never cached
+        async def pay(batch: list[tuple[str, int]]) -> dict[str, np.ndarray]:
+            batch_keys, batch_texts = [k for k, _ in batch], [texts[i] for _, i in batch]
+
+            def placeholders(recorder: Any) -> dict[str, np.ndarray]:  # counted, never sent or cached
                 dims = {len(v) for v in out if v is not None}
-                vecs = self.dry.embed(self, [texts[i] for _, i in batch], dims.pop() if dims else self.known_dimension(),
-                                      keys=[k for k, _ in batch])
-                dry.update((k, np.asarray(v, dtype=np.float32)) for (k, _), v in zip(batch, vecs, strict=True))
-                return
-            guard = self.budget if self.budget is not None and self.budget.limit_usd is not None else None
-            batch_texts = [texts[i] for _, i in batch]
-            reserved = (await guard.reserve(self.display_name, sum(count_tokens(t) for t in batch_texts), 0)
-                        if guard else 0.0)
-            tokens = 0
-            try:
-                async with self._semaphore():
-                    vecs, tokens = await self._embed_batch(batch_texts, input_type)
-            finally:
-                if guard:
-                    guard.settle(reserved, self.display_name, tokens, 0)
-            self.ledger.record(self.display_name, tokens, 0, cached=False)
-            for (k, _), v in zip(batch, vecs, strict=True):
-                v32 = np.asarray(v, dtype=np.float32)
-                self.cache.put(k, {"v": base64.b64encode(v32.tobytes()).decode("ascii")})
+                vecs = recorder.embed(self, batch_texts, dims.pop() if dims else self.known_dimension(),
+                                      keys=batch_keys)
+                return {k: np.asarray(v, dtype=np.float32) for k, v in zip(batch_keys, vecs, strict=True)}
+
+            def read(reply: tuple[np.ndarray, int]) -> Paid[dict[str, np.ndarray]]:
+                vecs, tokens = reply
+                v32 = {k: np.asarray(v, dtype=np.float32) for k, v in zip(batch_keys, vecs, strict=True)}
+                values = {k: {"v": base64.b64encode(v.tobytes()).decode("ascii")} for k, v in v32.items()}
+                return Paid(v32, tokens, 0, values)
+
+            return await self.gate.pay(
+                self.display_name, (sum(count_tokens(t) for t in batch_texts), 0),
+                lambda: lambda: self._embed_batch(batch_texts, input_type), read, dry=placeholders)
 
         batches = [todo[s:s + self.batch_size] for s in range(0, len(todo), self.batch_size)]
         await asyncio.gather(*(run(b) for b in batches))
         for i, k in enumerate(keys):
-            if out[i] is None and k in dry:
-                out[i] = dry[k]
+            if out[i] is None and k in fresh:
+                out[i] = fresh[k]
             elif out[i] is None:
                 hit = self.cache.get(k)
                 assert hit is not None
@@ -221,8 +217,13 @@ class OpenAICompatibleEmbedder(Embedder):
         self.api_key_env = api_key_env
         self.dimensions = dimensions
         self.max_attempts = max_attempts
-        self.server = server
+        self.server = server  # a local server spec the harness starts (serve_at)
         self._client: Any = None
+
+    def serve_at(self, base_url: str) -> None:
+        """The address of this embedder's local server, known once the harness has started it."""
+        self.base_url = base_url
+        self._client = None
 
     def check_ready(self) -> None:
         if self.api_key_env and not os.environ.get(self.api_key_env):

@@ -227,12 +227,6 @@ class LocalServerPool:
                 return srv.base_url
             raise last  # type: ignore[misc]
 
-    def attach(self, client: Any) -> Any:
-        """Start `client.server` (a spec) if it has one and fill in `client.base_url`."""
-        if isinstance(getattr(client, "server", None), LlamaServerSpec):
-            client.base_url = self.start(client.server)
-        return client
-
     def _launch(self, binary: Path, spec: LlamaServerSpec) -> _Server:
         port = _free_port()
         self.log_dir.mkdir(parents=True, exist_ok=True)

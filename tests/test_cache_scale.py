@@ -125,7 +125,7 @@ def test_export_import_stats_round_trip_between_backends(tmp_path, capsys) -> No
 
 def test_cli_runs_as_module(tmp_path) -> None:
     ResponseCache(tmp_path / "a.sqlite").put("cc" * 32, {"text": "t", "prompt_tokens": 1, "completion_tokens": 1})
-    out = subprocess.run([sys.executable, "-m", "model_access.cache", "stats", "--cache",
+    out = subprocess.run([sys.executable, "-m", "model_access.cache_cli", "stats", "--cache",
                           str(tmp_path / "a.sqlite")], capture_output=True, text=True, cwd=ROOT, check=True)
     assert json.loads(out.stdout)["entries"] == 1
 

@@ -10,6 +10,7 @@ from conftest import run_cli, scripted_overrides
 
 from harness.estimate import compose, estimate, price_records
 from model_access.dry import CallRecord, DryRecorder, schema_instance
+from model_access.gate import CallSettings
 from model_access.tokenizer import count_tokens
 from model_access.usage import Price
 
@@ -101,7 +102,6 @@ def test_placeholder_vectors_have_the_embedders_dimension_when_nothing_in_the_ba
 
     from model_access.local_embedder import SentenceTransformerEmbedder
 
-    emb = SentenceTransformerEmbedder(model="all-minilm-l6-v2")
-    emb.dry = DryRecorder(output_ratio={})
+    emb = SentenceTransformerEmbedder(model="all-minilm-l6-v2", settings=CallSettings(dry=DryRecorder(output_ratio={})))
     vecs = asyncio.run(emb.embed(["Where did Ida Wren sail?"], input_type="query"))
     assert vecs.shape == (1, emb.dimension) and emb.dimension == 384

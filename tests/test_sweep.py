@@ -65,10 +65,14 @@ def test_one_local_server_per_spec_reused_across_jobs_and_stopped_at_the_end(mon
     monkeypatch.setattr(ls, "_stop", lambda srv, grace_s=5.0: stopped.append(srv.spec.model))
     monkeypatch.setattr(pipeline, "_pool", None)
 
+    class Client(SimpleNamespace):  # a client double: the harness tells it where its server is
+        def serve_at(self, base_url: str) -> None:
+            self.base_url = base_url
+
     def job(answer: str, judge: str) -> list[str]:
-        comps = SimpleNamespace(**{k: SimpleNamespace(server=ls.LlamaServerSpec(model=m), base_url=None)
+        comps = SimpleNamespace(**{k: Client(server=ls.LlamaServerSpec(model=m), base_url=None)
                                    for k, m in (("llm", answer), ("judge", judge))},
-                                embedder=SimpleNamespace(server=None, base_url="http://embedder"))
+                                embedder=Client(server=None, base_url="http://embedder"))
         pipeline._start_servers(comps)
         return [comps.llm.base_url, comps.judge.base_url]
 

@@ -39,9 +39,10 @@ RECORDED = (*FORWARDED, "top_p", "max_tokens", "max_completion_tokens", "frequen
 
 
 def _private_copy(component: Any) -> Any:
-    """Same cache, ledger and settings; its own client bound to the proxy's event loop."""
+    """Same gate (cache, ledger, run settings; its concurrency slots are per event loop); its own
+    client bound to the proxy's event loop."""
     clone = copy.copy(component)
-    for attr in ("_client", "_sem", "_loop"):
+    for attr in ("_client", "_loop"):
         if hasattr(clone, attr):
             setattr(clone, attr, None)
     return clone
