@@ -21,6 +21,8 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
+from evaluation.runs.folder import json_text
+from evaluation.runs.presentation import with_presentation
 from evaluation.runs.scoring import LEGACY_TARGETS
 from harness.replay import Replay, replaying
 from model_access.cache import ResponseCache
@@ -138,12 +140,23 @@ def _compare(run: Path, result: Rerun) -> None:
         result.index_dir = Path(folder) if folder else None
     if result.error:
         return
-    mine, theirs = run / "metrics.json", out / "metrics.json"
+    theirs = out / "metrics.json"
     if not theirs.exists():
         result.metrics_diff.append("the replay wrote no metrics.json")
-    elif mine.read_bytes() != theirs.read_bytes():
-        result.metrics_diff.extend(metrics_diff(json.loads(mine.read_text()), json.loads(theirs.read_text()))
+        return
+    mine = saved_metrics(run)
+    if mine.encode("utf-8") != theirs.read_bytes():
+        result.metrics_diff.extend(metrics_diff(json.loads(mine), json.loads(theirs.read_text()))
                                    or ["same values, different bytes (formatting or key order)"])
+
+
+def saved_metrics(run: Path) -> str:
+    """The run's metrics.json as today's score stage writes it: as saved, plus the presentation
+    block a folder scored before it existed lacks (every other byte as saved)."""
+    text = (run / "metrics.json").read_text(encoding="utf-8")
+    saved = json.loads(text)
+    upgraded = with_presentation(saved, run)
+    return text if upgraded is saved else json_text(upgraded)
 
 
 def metrics_diff(old: Any, new: Any, path: str = "") -> list[str]:

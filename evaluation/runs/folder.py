@@ -92,8 +92,7 @@ class RunFolder:
         return self.root / name
 
     def write_json(self, name: str, obj: Any) -> Path:
-        return _atomic_write(self.root / name,
-                             json.dumps(_finite(obj), indent=2, ensure_ascii=False, default=_num) + "\n")
+        return _atomic_write(self.root / name, json_text(obj))
 
     def read_json(self, name: str) -> Any:
         return json.loads((self.root / name).read_text(encoding="utf-8"))
@@ -134,6 +133,11 @@ class JsonlAppender:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def json_text(obj: Any) -> str:
+    """A JSON artifact's text exactly as RunFolder.write_json writes it (NaN as null)."""
+    return json.dumps(_finite(obj), indent=2, ensure_ascii=False, default=_num) + "\n"
 
 
 def _finite(obj: Any) -> Any:

@@ -64,6 +64,7 @@ def score_run(run: RunFolder, protocol: Protocol | None = None, policy: str | No
                              ("method", "answer_model", "judge_model", "embedder", "data_version",
                               "subset", "context_cap", "protocol", "answer_with")}
     suffix = f"_{policy}" if policy else ""  # another policy never overwrites the run's own numbers
+    metrics["presentation"] = protocol.presentation().to_dict()  # what the readers show
     run.write_json(f"metrics{suffix}.json", metrics)
     agreement = metrics.get("agreement")
     if isinstance(agreement, dict) and "disagreements" in agreement:  # listed for inspection
