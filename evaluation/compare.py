@@ -2,9 +2,10 @@
 
     python -m evaluation.compare RUN_DIR [RUN_DIR ...] [--reference RUN_DIR] [--out table.md]
 
-Rows are methods; columns are the protocol's groups (EpBench cue buckets, LoCoMo categories,
-LongMemEval types) with F1 or accuracy ± bootstrap std, then context tokens and cost. Runs that
-differ in answering model, judge, policy or data version are flagged: their numbers do not compare.
+Rows are methods; columns are the groups the protocol's presentation declares (EpBench cue
+buckets, LoCoMo categories, LongMemEval types) with its headline metric (F1, J, accuracy) ±
+bootstrap std, then context tokens and cost. Runs that differ in answering model, judge, policy or
+data version are flagged: their numbers do not compare.
 """
 
 from __future__ import annotations
@@ -14,26 +15,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .presentation import Presentation
 from .protocol import fmt
 from .runs.scored import ReportError, Run, load_run
 from .stats import paired_difference
 
-GROUP_KEYS = ("buckets", "categories", "types", "by_answer_kind")
-HEADLINE = ("score", "f1", "accuracy", "judge")  # custom datasets' headline is "score"
 
-
-def _headline(m: dict[str, Any]) -> tuple[str, float | None, float | None]:
-    for key in HEADLINE:
-        if key in m:
-            return key, m.get(key), m.get(f"{key}_std")
-    return "?", None, None
-
-
-def _cell(m: dict[str, Any] | None) -> str:
+def _cell(m: dict[str, Any] | None, p: Presentation) -> str:
+    """The headline ± std of one group (or overall), with precision / recall where defined."""
     if not m:
         return "–"
-    _, v, sd = _headline(m)
-    cell = f"{fmt(v)} ± {fmt(sd)}"
+    cell = f"{fmt(m.get(p.metric))} ± {fmt(m.get(f'{p.metric}_std'))}"
     if "precision" in m and "recall" in m:
         cell += f" ({fmt(m['precision'])} / {fmt(m['recall'])})"
     return cell
@@ -51,21 +43,19 @@ def _retrieval_cells(m: dict[str, Any]) -> list[str]:
 
 
 def comparison_table(runs: list[Run]) -> str:
-    group_key = next((k for k in GROUP_KEYS if k in runs[0].metrics), None)
-    groups: list[str] = []
-    for r in runs:
-        for g in r.metrics.get(group_key, {}) if group_key else {}:
-            if g not in groups:
-                groups.append(g)
-    metric_name = _headline(runs[0].metrics["overall"])[0]
+    """Headline by group, one row per run, under the first run's presentation."""
+    p = runs[0].presentation
+    seen = [g for r in runs for g in p.group_metrics(r.metrics)]
+    groups = [g for g in p.ordered(seen) if g in seen]
     head = ["method", "overall", *groups, "gold recall", "correct / gen. / partial / retr. miss",
             "ctx tokens", "cost USD"]
-    lines = [f"Metric: {metric_name} ± bootstrap std (precision / recall where defined).", "",
+    lines = [f"Metric: {p.metric} ± bootstrap std (precision / recall where defined).", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in runs:
         m, ctx = r.metrics, r.mean_context_tokens
-        cells = [r.meta.get("method", r.path.name), _cell(m["overall"]),
-                 *(_cell(m.get(group_key, {}).get(g)) for g in groups), *_retrieval_cells(m),
+        by = p.group_metrics(m)
+        cells = [r.meta.get("method", r.path.name), _cell(m[p.overall], p),
+                 *(_cell(by.get(g), p) for g in groups), *_retrieval_cells(m),
                  fmt(ctx, 0) if ctx is not None else "–", f"{r.cost('fresh') + r.cost('cached'):.4f}"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

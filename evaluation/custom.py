@@ -26,12 +26,17 @@ from .epbench.grounding import ground
 from .epbench.judge import PROMPT_VERSION as ITEM_JUDGE_VERSION
 from .epbench.judge import judge_one
 from .epbench.scoring import POLICIES, dedupe_gold, score_question
+from .presentation import Presentation
 from .protocol import Protocol, fmt, provenance_header
 from .retrieval_diagnostics import question_diagnostics
 from .stats import bootstrap_std, nanmean
 
 TEXT_JUDGE_VERSION = "custom-text-judge-v1"
 ANSWER_PROMPT_VERSION = "custom-answer-v1"
+# the score (item F1 or verdict) by answer kind; the report shows every overall number
+PRESENTATION = Presentation(headline="overall.score", label="score", groups="by_answer_kind",
+                            group_label="answer kind", group_field="answer_kind",
+                            stats=("score", "item_f1", "judge", "token_f1"))
 
 _ANSWER_SYSTEM = (
     "You answer questions about a collection of documents using only the material provided. "
@@ -173,6 +178,10 @@ class CustomProtocol(Protocol):
                         predictions: list[dict[str, Any]]) -> dict[str, float]:
         """Headline per question: item F1 or the CORRECT verdict; judge failures left out."""
         return {r["question_id"]: r["score"] for r in self.rows(judgments, predictions) if not math.isnan(r["score"])}
+
+    def presentation(self) -> Presentation:
+        """The score by answer kind; per question, item F1 or the verdict (computed)."""
+        return PRESENTATION
 
     # -- table -----------------------------------------------------------------------------
     def table(self, metrics: dict[str, Any], meta: dict[str, Any]) -> str:

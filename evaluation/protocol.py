@@ -13,9 +13,11 @@ from typing import Any
 from datasets.types import Dataset, Question
 from model_access.chat import ChatModel
 
+from .presentation import Presentation
+
 
 class Protocol(ABC):
-    """Base for EpBench, LoCoMo and LongMemEval scoring."""
+    """Base for EpBench, LoCoMo, LongMemEval and custom-dataset scoring."""
 
     name: str = "protocol"
     version: str = "1"
@@ -37,16 +39,20 @@ class Protocol(ABC):
     def table(self, metrics: dict[str, Any], meta: dict[str, Any]) -> str:
         """A Markdown table whose header names model, judge, policy and data version."""
 
+    @abstractmethod
+    def presentation(self) -> Presentation:
+        """How the results are shown (headline, groups, report tables): written into metrics.json,
+        read by the report, compare and tracking, which keep no per-family table of their own."""
+
     def question_scores(self, judgments: list[dict[str, Any]],
                         predictions: list[dict[str, Any]]) -> dict[str, float]:
-        """Per-question headline score, for paired comparisons between runs."""
-        scores = {}
-        for j in judgments:
-            for key in ("f1", "correct", "score"):
-                if isinstance(j.get(key), int | float):
-                    scores[j["question_id"]] = float(j[key])
-                    break
-        return scores
+        """Per-question headline score, for paired comparisons between runs: the judgments key
+        the presentation names (`question_score`); a protocol that computes it overrides this."""
+        key = self.presentation().question_score
+        if key is None:
+            raise NotImplementedError(f"{type(self).__name__} declares no question_score key: "
+                                      "override question_scores")
+        return {j["question_id"]: float(j[key]) for j in judgments if isinstance(j.get(key), int | float)}
 
     def describe(self) -> dict[str, Any]:
         return {"protocol": self.name, "version": self.version}

@@ -36,7 +36,6 @@ LABELS = ("correct", "generation_miss", "partial_retrieval", "retrieval_miss", "
 UNATTRIBUTED = ""
 _BLOCK = re.compile(r"(?m)^(?=### )")
 _AFTER = (" ", ":", "(", ",", "-", "\n")
-FALLBACK_GROUP_KEYS = ("bucket", "category", "question_type")
 
 
 def _header_names(corpus: Corpus, unit_id: str) -> list[str]:
@@ -125,10 +124,11 @@ def _aggregate(rows: list[dict[str, Any]], resamples: int, seed: int) -> dict[st
     }
 
 
-def group_keys(meta: dict[str, Any], predictions: list[dict[str, Any]]) -> list[str]:
+def group_keys(meta: dict[str, Any], predictions: list[dict[str, Any]], field: str | None) -> list[str]:
+    """The dataset's group keys from meta; else the per-question field the protocol groups by."""
     keys = list(meta.get("group_keys") or ([meta["strata_key"]] if meta.get("strata_key") else []))
-    if not keys:
-        keys = [k for k in FALLBACK_GROUP_KEYS if predictions and k in predictions[0]][:1]
+    if not keys and field and predictions and field in predictions[0]:
+        keys = [field]
     return keys
 
 
@@ -144,7 +144,7 @@ def diagnose(protocol: Any, judgments: list[dict[str, Any]], predictions: list[d
         per_q[p["question_id"]] = d
         rows.append({**d, "_pred": p})
     kw = {"resamples": getattr(protocol, "resamples", 1000), "seed": getattr(protocol, "seed", 0)}
-    keys = group_keys(meta, predictions)
+    keys = group_keys(meta, predictions, protocol.presentation().group_field)
     groups: dict[str, dict[str, Any]] = {}
     for key in keys:
         values = list(dict.fromkeys(str(r["_pred"].get(key)) for r in rows if key in r["_pred"]))

@@ -11,9 +11,10 @@ import os
 import re
 from typing import Any
 
+from evaluation.presentation import Presentation
 from evaluation.runs.folder import RunFolder, redact
+from evaluation.runs.presentation import presentation_for
 
-GROUP_KEYS = {"buckets": "bucket", "categories": "category", "types": "question_type"}
 SKIP_COLUMNS = {"context_text", "judge_raw", "retrieval"}  # large; they stay in the run folder
 
 
@@ -46,17 +47,16 @@ def question_rows(run: RunFolder) -> tuple[list[str], list[list[Any]]]:
     return cols, [[_cell(r.get(c)) for c in cols] for r in merged]
 
 
-def group_tables(metrics: dict[str, Any]) -> dict[str, tuple[str, list[str], list[list[Any]]]]:
-    """{metrics key: (label column, columns, rows)} for buckets / categories / question types."""
-    out = {}
-    for key, label in GROUP_KEYS.items():
-        groups = metrics.get(key)
-        if not isinstance(groups, dict) or not groups:
-            continue
-        stats = list(dict.fromkeys(s for g in groups.values() for s, v in g.items()
-                                   if isinstance(v, int | float) and not isinstance(v, bool)))
-        out[key] = (label, [label, *stats], [[g, *(m.get(s) for s in stats)] for g, m in groups.items()])
-    return out
+def group_tables(metrics: dict[str, Any], p: Presentation) -> dict[str, tuple[str, list[str], list[list[Any]]]]:
+    """{metrics key: (label column, columns, rows)} for the groups the presentation declares
+    (buckets, categories, question types), the label column named by their per-question field."""
+    groups = p.group_metrics(metrics)
+    if not groups or not p.groups:
+        return {}
+    label = p.group_field or p.groups
+    stats = list(dict.fromkeys(s for g in groups.values() for s, v in g.items()
+                               if isinstance(v, int | float) and not isinstance(v, bool)))
+    return {p.groups: (label, [label, *stats], [[g, *(m.get(s) for s in stats)] for g, m in groups.items()])}
 
 
 def log_to_wandb(run: RunFolder, mode: str, project: str, config: dict[str, Any],
@@ -75,6 +75,7 @@ def log_to_wandb(run: RunFolder, mode: str, project: str, config: dict[str, Any]
                     config=redact(config), tags=tags or [], reinit="finish_previous",
                     settings=wandb.Settings(console="off"))
     try:
+        p = presentation_for(metrics, run)
         flat: dict[str, Any] = {}
         _flatten("", {k: v for k, v in metrics.items() if k not in {"provenance", "agreement"}}, flat)
         _flatten("agreement", {k: v for k, v in (metrics.get("agreement") or {}).items()
@@ -83,13 +84,12 @@ def log_to_wandb(run: RunFolder, mode: str, project: str, config: dict[str, Any]
         wb.summary.update(flat)
         # one history step of per-group P/R/F1: W&B's default panel for a metric logged once is a
         # bar per run, so grouped runs (job_type = method) show one bar per method per bucket
-        logged: dict[str, Any] = {k: v for k, v in flat.items() if k.split("/")[0] in GROUP_KEYS
-                                  and k.rsplit("/", 1)[-1] in {"f1", "precision", "recall", "judge",
-                                                               "bleu1", "accuracy"}}
-        for key, (label, cols, rows) in group_tables(metrics).items():
+        logged: dict[str, Any] = {k: v for k, v in flat.items() if k.split("/")[0] == p.groups
+                                  and k.rsplit("/", 1)[-1] in p.stats}
+        for key, (label, cols, rows) in group_tables(metrics, p).items():
             table = wandb.Table(columns=cols, data=rows)
             logged[f"{key}_table"] = table
-            for stat in ("f1", "precision", "recall", "judge", "accuracy"):
+            for stat in p.stats:
                 if stat in cols:
                     logged[f"charts/{stat}_by_{label}"] = wandb.plot.bar(
                         table, label, stat, title=f"{stat} by {label}")

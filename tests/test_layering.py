@@ -17,7 +17,7 @@ COMMANDS = {"evaluation.compare", "evaluation.rescore", "evaluation.judge_check"
             "evaluation.conversation_judge_check", "evaluation.report.__main__", "evaluation.bundle"}
 # lower number = lower layer; a module may import only its own layer or lower ones
 LAYERS = {
-    "evaluation.protocol": 0, "evaluation.stats": 0, "evaluation.agreement": 0,
+    "evaluation.protocol": 0, "evaluation.presentation": 0, "evaluation.stats": 0, "evaluation.agreement": 0,
     "evaluation.answer_text": 0, "evaluation.retrieval_diagnostics": 0, "evaluation.labels": 0,
     "evaluation.epbench": 1, "evaluation.conversations": 1, "evaluation.custom": 1,
     "evaluation.runs": 2,

@@ -21,8 +21,8 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from evaluation.runs.folder import RunFolder, json_text
-from evaluation.runs.scoring import read_metrics
+from evaluation.runs.folder import RunFolder
+from evaluation.runs.scoring import saved_metrics_text
 from harness.replay import Replay, replaying
 from model_access.cache import ResponseCache
 
@@ -141,9 +141,9 @@ def _compare(run: Path, result: Rerun) -> None:
     if not theirs.exists():
         result.metrics_diff.append("the replay wrote no metrics.json")
         return
-    saved = read_metrics(RunFolder(run))  # an older run's file as today's score stage writes it
-    if json_text(saved).encode() != theirs.read_bytes():
-        result.metrics_diff.extend(metrics_diff(saved, json.loads(theirs.read_text()))
+    mine = saved_metrics_text(RunFolder(run))  # an older run's file as today's score stage writes it
+    if mine.encode("utf-8") != theirs.read_bytes():
+        result.metrics_diff.extend(metrics_diff(json.loads(mine), json.loads(theirs.read_text()))
                                    or ["same values, different bytes (formatting or key order)"])
 
 

@@ -21,6 +21,7 @@ from datasets.types import Dataset, Question
 from model_access.chat import ChatModel
 from model_access.errors import JsonOutputError
 
+from ..presentation import Column, Presentation, ReportTable
 from ..protocol import Protocol, fmt, provenance_header
 from ..stats import bootstrap_std, nanmean
 from .grounding import (
@@ -32,6 +33,15 @@ from .grounding import (
 )
 from .text_overlap import evidence_recall, gold_for_scoring, locomo_bleu1, locomo_f1
 
+# J by category; the report's table shows F1, BLEU-1 and J side by side, as the papers do
+PRESENTATION = Presentation(
+    headline="overall.judge", label="J", groups="categories", group_label="category", group_field="category",
+    group_names="category_names", stats=("judge", "f1", "bleu1"),
+    tables=(ReportTable(
+        "LoCoMo per category", "by_row",
+        columns=(Column("n", "n", "count"), Column("F1 ± std", "f1"), Column("BLEU-1 ± std", "bleu1"),
+                 Column("J ± std", "judge"), Column("evidence recall", "evidence_recall", "value")),
+        notes=("J = LLM judge accuracy; F1 = official token F1; BLEU-1 = unigram BLEU.",)),))
 PROMPT_VERSION = "locomo-judge-v1"
 # Judge versions (`protocol.judge_version`). Version 2 changes category 5 alone: its verdict is
 # the model-free decline check (grounding.py), the judge is not called. Under version 1 the 0.5B
@@ -221,6 +231,10 @@ class LoCoMoProtocol(Protocol):
         """Per-question headline J (under the configured credit), for paired comparisons."""
         return {r["question_id"]: r["judge"] for r in self.scored_rows(judgments, predictions)
                 if not math.isnan(r["judge"])}
+
+    def presentation(self) -> Presentation:
+        """J by category; per question, the verdict under the configured credit (computed)."""
+        return PRESENTATION
 
     # -- table -----------------------------------------------------------------------------
     def table(self, metrics: dict[str, Any], meta: dict[str, Any]) -> str:

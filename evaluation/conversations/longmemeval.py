@@ -20,6 +20,7 @@ from datasets.longmemeval import QUESTION_TYPES, S_WARNING
 from datasets.types import Dataset, Question
 from model_access.chat import ChatModel
 
+from ..presentation import Column, Presentation, ReportTable
 from ..protocol import Protocol, fmt, provenance_header
 from ..stats import bootstrap_std, nanmean
 from .grounding import (
@@ -33,6 +34,16 @@ from .text_overlap import evidence_recall, token_f1
 
 ANSWER_PROMPT_VERSION = "lme-answer-v1"
 JUDGE_VERSION = "v1"
+# accuracy by question type, then abstention (across types) and the task-averaged accuracy
+PRESENTATION = Presentation(
+    headline="overall.accuracy", label="accuracy", groups="types", group_label="question type",
+    group_field="question_type", stats=("accuracy",),
+    tables=(ReportTable(
+        "LongMemEval per question type", "by_row",
+        columns=(Column("n", "n", "count"), Column("accuracy ± std", "accuracy"),
+                 Column("evidence recall", "evidence_recall", "value")),
+        extra_groups=(("abstention", "abstention"),),
+        summary=(Column("task-averaged", "task_averaged_accuracy", "value"),)),))
 
 _ANSWER_SYSTEM = (
     "You are a chat assistant with a memory of earlier chat sessions with this user. Excerpts of "
@@ -218,6 +229,10 @@ class LongMemEvalProtocol(Protocol):
                         predictions: list[dict[str, Any]]) -> dict[str, float]:
         """Per-question headline verdict (under the configured credit), for paired comparisons."""
         return {r["question_id"]: float(r["score"]) for r in self.scored(judgments, predictions)}
+
+    def presentation(self) -> Presentation:
+        """Accuracy by question type; per question, the verdict under the configured credit (computed)."""
+        return PRESENTATION
 
     # -- table -----------------------------------------------------------------------------
     def table(self, metrics: dict[str, Any], meta: dict[str, Any]) -> str:

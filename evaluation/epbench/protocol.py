@@ -10,12 +10,13 @@ from typing import Any
 from datasets.types import Dataset, Question
 from model_access.chat import ChatModel
 
+from ..presentation import Presentation
 from ..protocol import Protocol
 from .judge import JUDGE_VERSIONS
 from .judging import EpBenchJudging
 from .metrics import CREDITS, EpBenchMetrics
 from .scoring import POLICIES
-from .table import render_table
+from .table import PRESENTATION, render_table
 
 _ANSWER_SYSTEM = (
     "You answer questions about a long narrative using only the material provided. When the "
@@ -73,3 +74,7 @@ class EpBenchProtocol(Protocol):
 
     def table(self, metrics: dict[str, Any], meta: dict[str, Any]) -> str:
         return render_table(metrics, meta)
+
+    def presentation(self) -> Presentation:
+        """F1 by cue bucket (GSW Table 2 shape) and P / R; per question, F1 under the credit."""
+        return PRESENTATION

@@ -1,10 +1,34 @@
-"""The EpBench results table (Markdown) from metrics.json and meta: rendering only."""
+"""The EpBench results table (Markdown) from metrics.json and meta, and how the comparison
+report, compare and tracking show EpBench (PRESENTATION): rendering only."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from datasets.epbench import BUCKETS
+
+from ..presentation import Column, Presentation, ReportTable
 from ..protocol import fmt, provenance_header
+
+PRESENTATION = Presentation(
+    headline="overall.f1", label="F1", groups="buckets", group_label="cue bucket", group_field="bucket",
+    group_order=BUCKETS, stats=("f1", "precision", "recall"),
+    tables=(
+        ReportTable(
+            "EpBench F1 by cue bucket (GSW paper Table 2 shape)", "by_column",
+            group_cell=Column("overall F1", "f1"),
+            columns=(Column("Simple Recall", "simple_recall"),
+                     Column("Chronological Awareness", "chronological_awareness", "chronological"),
+                     Column("judge agreement", "agreement", "agreement"), Column("n", "overall.n", "count")),
+            notes=("Cells: F1 ± bootstrap std over questions (1000 seeded resamples); buckets = number of "
+                   "matching events (cues) in the book; – = no question of that bucket in the subset.",
+                   "Judge agreement: share of gold-item credits on which the LLM judge and the "
+                   "deterministic matcher agree (Cohen's κ); low agreement means the judge's numbers are "
+                   "not to be trusted.",
+                   "Chronological Awareness: n/a where the run did not compute it.")),
+        ReportTable("EpBench precision / recall by cue bucket", "by_column",
+                    group_cell=Column("overall", "precision/recall", "pair")),
+    ))
 
 
 def render_table(metrics: dict[str, Any], meta: dict[str, Any]) -> str:

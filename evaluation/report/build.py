@@ -11,15 +11,7 @@ from pathlib import Path
 
 from ..runs.scored import ReportError, Run, load_run, load_runs
 from . import figures
-from .tables import (
-    Table,
-    locomo_table,
-    longmemeval_table,
-    overall_table,
-    paired_table,
-    table2,
-    table3,
-)
+from .tables import Table, dataset_tables, paired_table, table3
 
 __all__ = ["ReportError", "build_report"]
 
@@ -34,17 +26,9 @@ class Section:
 
 def _section(dataset: str, runs: list[Run], reference: Run | None, fig_dir: Path,
              strict: bool) -> Section:
-    family = runs[0].family
+    p = runs[0].presentation
     sec = Section(f"{dataset} ({len(runs)} run{'s' if len(runs) > 1 else ''})")
-    if family == "epbench":
-        sec.tables += table2(runs)
-    elif family == "locomo":
-        sec.tables.append(locomo_table(runs))
-    elif family == "longmemeval":
-        sec.tables.append(longmemeval_table(runs))
-    else:
-        sec.tables.append(overall_table(runs))
-    sec.tables.append(table3(runs))
+    sec.tables += [*dataset_tables(runs), table3(runs)]
     if reference is not None:
         try:
             sec.tables.append(paired_table(runs, reference))
@@ -53,8 +37,8 @@ def _section(dataset: str, runs: list[Run], reference: Run | None, fig_dir: Path
                 raise
             sec.messages.append(f"No paired differences: {exc}")
     stem = dataset.replace("/", "_")
-    sec.figures += [("by group", figures.by_group(runs, family, fig_dir / f"{stem}_by_group.png")),
-                    ("context tokens vs score", figures.frontier(runs, family, fig_dir / f"{stem}_frontier.png")),
+    sec.figures += [("by group", figures.by_group(runs, p, fig_dir / f"{stem}_by_group.png")),
+                    ("context tokens vs score", figures.frontier(runs, p, fig_dir / f"{stem}_frontier.png")),
                     ("cost per method", figures.cost(runs, fig_dir / f"{stem}_cost.png"))]
     return sec
 

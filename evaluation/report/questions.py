@@ -47,13 +47,16 @@ def _verdict(items: Any, scores: Any) -> str:
 
 
 def questions(run_dirs: list[Path]) -> pd.DataFrame:
-    """One row per (method, question): the question_frame columns plus judge and matcher verdicts
-    and `disagree` (the LLM judge and the deterministic matcher differ: a credit, or whether the
-    answer claims anything; the score stage lists these in metrics.json)."""
+    """One row per (method, question): the question_frame columns plus `question_score` (the
+    headline the run's protocol gives the question), judge and matcher verdicts and `disagree`
+    (the LLM judge and the deterministic matcher differ: a credit, or whether the answer claims
+    anything; the score stage lists these in metrics.json)."""
     frames = []
     for run in load_runs([Path(p) for p in run_dirs]):
         df = question_frame(run.path)
         df.insert(0, "method", run.label)
+        # the protocol's own per-question headline (its credit and policy), NaN where unjudged
+        df["question_score"] = df["question_id"].map(run.question_scores)
         det = df["deterministic"] if "deterministic" in df else pd.Series([None] * len(df))
         judge_scores = df["matching_score"] if "matching_score" in df else pd.Series([None] * len(df))
         df["matcher_score"] = [d.get("matching_score") if isinstance(d, dict) else None for d in det]
@@ -89,6 +92,7 @@ def side_by_side(df: pd.DataFrame, question_id: str, context_chars: int = 600) -
     fields = {"question": "question", "gold": "gold", "context chapters": "context_chapters",
               "context tokens": "context_tokens", "context sent": "context_text", "answer": "answer",
               "judge verdict": "judge_verdict", "matcher verdict": "matcher_verdict", "F1": "f1",
+              "question score": "question_score",
               "disagree": "disagree"}
     out = {}
     for _, r in rows.iterrows():

@@ -1,7 +1,9 @@
-"""The report's tables (GSW paper Table 2 and Table 3 shapes, per-category, paired differences).
+"""The report's tables: the ones each protocol's presentation declares (EpBench's GSW paper
+Table 2 shape, LoCoMo per category, ...), Table 3's efficiency and cost, paired differences.
 
 Each table is data (header + rows) so that Markdown and HTML are rendered from one source, and
 each carries its provenance lines: a number never travels without the setup that produced it.
+No family is named here: the declared tables (evaluation/presentation.py) say what to show.
 """
 
 from __future__ import annotations
@@ -9,17 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..presentation import Column, Presentation, ReportTable
 from ..protocol import fmt
 from ..runs.scored import PROVENANCE, ReportError, Run, incomparable
 from ..stats import paired_difference
 
-BUCKETS = ("0", "1", "2", "3-5", "6+")
 LABELS = {"answer_model": "answering model", "judge_model": "judge", "policy": "policy",
           "credit": "credit", "data_version": "data version", "subset": "subset", "context_cap": "cap"}
-# the metric each family's figures and scatter use
-HEADLINE = {"epbench": ("f1", "F1"), "locomo": ("judge", "J"), "longmemeval": ("accuracy", "accuracy")}
-GROUPS = {"epbench": ("buckets", "cue bucket"), "locomo": ("categories", "category"),
-          "longmemeval": ("types", "question type")}
 
 
 @dataclass
@@ -52,10 +50,10 @@ def pm(m: dict[str, Any] | None, key: str) -> str:
     return f"{fmt(m.get(key))} ± {fmt(m.get(f'{key}_std'))}"
 
 
-def chronological(metrics: dict[str, Any]) -> str:
+def chronological(metrics: dict[str, Any], key: str = "chronological_awareness") -> str:
     """Chronological Awareness when the run computed it, "n/a" otherwise. Accepts the EpBench
     protocol's dict ({"ca", "ca_std", "latest", "order", ...}) or a plain float (+ "_std" key)."""
-    v = metrics.get("chronological_awareness")
+    v = metrics.get(key)
     if v is None:
         return "n/a"
     if isinstance(v, dict):
@@ -67,40 +65,87 @@ def chronological(metrics: dict[str, Any]) -> str:
         if "latest" in v or "order" in v:
             cell += f" (latest {fmt(v.get('latest'))} / order {fmt(v.get('order'))})"
         return cell
-    std = metrics.get("chronological_awareness_std")
+    std = metrics.get(f"{key}_std")
     return f"{fmt(v)} ± {fmt(std)}" if std is not None else fmt(v)
 
 
-def agreement_cell(metrics: dict[str, Any]) -> str:
-    ag = metrics.get("agreement") or {}
+def agreement_cell(metrics: dict[str, Any], key: str = "agreement") -> str:
+    ag = metrics.get(key) or {}
     if not ag.get("n_questions"):
         return "–"
     return f"{fmt(ag.get('item_agreement'), 2)} (κ {fmt(ag.get('kappa'), 2)}, {ag.get('n_items', 0)} items)"
 
 
-def table2(runs: list[Run]) -> list[Table]:
-    """EpBench: F1 ± std by cue bucket, Simple Recall, Chronological Awareness; then P / R."""
-    head = ["method", "overall F1", *BUCKETS, "Simple Recall", "Chronological Awareness",
-            "judge agreement", "n"]
+def cell(column: Column, parent: dict[str, Any] | None, key: str | None = None) -> str:
+    """One cell: `key` (default `column.key`) of `parent`, a group's or the run's metrics, shown
+    as `column.cell` says."""
+    key = key or column.key
+    m = parent or {}
+    if column.cell == "pm":
+        return pm(parent, key)
+    if column.cell == "value":
+        return fmt(m.get(key))
+    if column.cell == "count":
+        return str(m.get(key, "–"))
+    if column.cell == "pair":
+        a, b = key.split("/")
+        return f"{fmt(m.get(a))} / {fmt(m.get(b))}" if parent else "–"
+    if column.cell == "chronological":
+        return chronological(m, key)
+    return agreement_cell(m, key)
+
+
+def path_cell(column: Column, metrics: dict[str, Any]) -> str:
+    """A cell whose key is a key path into the run's metrics ("simple_recall", "overall.n")."""
+    *parents, key = column.key.split(".")
+    node: Any = metrics
+    for name in parents:
+        node = node.get(name) if isinstance(node, dict) else None
+    return cell(column, node if isinstance(node, dict) else None, key)
+
+
+def _by_column(spec: ReportTable, p: Presentation, runs: list[Run]) -> tuple[list[str], list[list[str]]]:
+    assert spec.group_cell is not None
+    groups = p.ordered([g for r in runs for g in p.group_metrics(r.metrics)]) if p.groups else []
+    head = ["method", spec.group_cell.label, *groups, *(c.label for c in spec.columns)]
     rows = []
-    pr_rows = []
     for r in runs:
         m = r.metrics
-        b = m.get("buckets", {})
-        rows.append([r.label, pm(m["overall"], "f1"), *(pm(b.get(k), "f1") for k in BUCKETS),
-                     pm({"s": m.get("simple_recall"), "s_std": m.get("simple_recall_std")}, "s"),
-                     chronological(m), agreement_cell(m), str(m["overall"].get("n", "–"))])
-        pr_rows.append([r.label, *(f"{fmt(x.get('precision'))} / {fmt(x.get('recall'))}" if x else "–"
-                                   for x in (m["overall"], *(b.get(k) for k in BUCKETS)))])
-    notes = ["Cells: F1 ± bootstrap std over questions (1000 seeded resamples); buckets = number of "
-             "matching events (cues) in the book; – = no question of that bucket in the subset.",
-             "Judge agreement: share of gold-item credits on which the LLM judge and the "
-             "deterministic matcher agree (Cohen's κ); low agreement means the judge's numbers are "
-             "not to be trusted.",
-             "Chronological Awareness: n/a where the run did not compute it."]
-    return [Table("EpBench F1 by cue bucket (GSW paper Table 2 shape)", provenance(runs), head, rows, notes),
-            Table("EpBench precision / recall by cue bucket", provenance(runs),
-                  ["method", "overall", *BUCKETS], pr_rows)]
+        by = p.group_metrics(m)
+        rows.append([r.label, cell(spec.group_cell, m.get(p.overall)),
+                     *(cell(spec.group_cell, by.get(g)) for g in groups),
+                     *(path_cell(c, m) for c in spec.columns)])
+    return head, rows
+
+
+def _by_row(spec: ReportTable, p: Presentation, runs: list[Run]) -> tuple[list[str], list[list[str]]]:
+    head = ["method", p.group_label, *(c.label for c in spec.columns)]
+    under = next((i for i, c in enumerate(spec.columns) if c.key == p.metric), 0)
+    rows = []
+    for r in runs:
+        m = r.metrics
+        names = m.get(p.group_names, {}) if p.group_names else {}
+        groups = [*((f"{g} {names.get(g, '')}".strip() if p.group_names else g, gm)
+                    for g, gm in p.group_metrics(m).items()),
+                  *((label, m.get(key)) for label, key in spec.extra_groups), ("overall", m[p.overall])]
+        rows += [[r.label, g, *(cell(c, gm) for c in spec.columns)] for g, gm in groups]
+        for s in spec.summary:
+            values = [""] * len(spec.columns)
+            values[under] = cell(s, m)
+            rows.append([r.label, s.label, *values])
+    return head, rows
+
+
+def declared_table(spec: ReportTable, p: Presentation, runs: list[Run]) -> Table:
+    """A table as the protocol's presentation declares it (see evaluation/presentation.py)."""
+    head, rows = (_by_column if spec.layout == "by_column" else _by_row)(spec, p, runs)
+    return Table(spec.title, provenance(runs), head, rows, list(spec.notes))
+
+
+def dataset_tables(runs: list[Run]) -> list[Table]:
+    """The tables of one dataset's runs: those their protocol declares, else the overall numbers."""
+    p = runs[0].presentation
+    return [declared_table(spec, p, runs) for spec in p.tables] or [overall_table(runs)]
 
 
 def table3(runs: list[Run]) -> Table:
@@ -126,31 +171,6 @@ def table3(runs: list[Run]) -> Table:
     if unpriced:
         notes.append(f"Unpriced models (counted as 0 USD): {', '.join(unpriced)}.")
     return Table("Efficiency and cost (GSW paper Table 3 shape)", provenance(runs), head, rows, notes)
-
-
-def locomo_table(runs: list[Run]) -> Table:
-    head = ["method", "category", "n", "F1 ± std", "BLEU-1 ± std", "J ± std", "evidence recall"]
-    rows = []
-    for r in runs:
-        names = r.metrics.get("category_names", {})
-        groups = [*((f"{c} {names.get(c, '')}".strip(), m) for c, m in r.metrics.get("categories", {}).items()),
-                  ("overall", r.metrics["overall"])]
-        rows += [[r.label, g, str(m.get("n", "–")), pm(m, "f1"), pm(m, "bleu1"), pm(m, "judge"),
-                  fmt(m.get("evidence_recall"))] for g, m in groups]
-    return Table("LoCoMo per category", provenance(runs), head, rows,
-                 ["J = LLM judge accuracy; F1 = official token F1; BLEU-1 = unigram BLEU."])
-
-
-def longmemeval_table(runs: list[Run]) -> Table:
-    head = ["method", "question type", "n", "accuracy ± std", "evidence recall"]
-    rows = []
-    for r in runs:
-        groups = [*r.metrics.get("types", {}).items(), ("abstention", r.metrics.get("abstention")),
-                  ("overall", r.metrics["overall"])]
-        rows += [[r.label, g, str((m or {}).get("n", "–")), pm(m, "accuracy"),
-                  fmt((m or {}).get("evidence_recall"))] for g, m in groups]
-        rows.append([r.label, "task-averaged", "", fmt(r.metrics.get("task_averaged_accuracy")), ""])
-    return Table("LongMemEval per question type", provenance(runs), head, rows)
 
 
 def overall_table(runs: list[Run]) -> Table:
@@ -181,8 +201,7 @@ def paired_table(runs: list[Run], reference: Run) -> Table:
         rows.append([r.label, str(d["n"]), fmt(d["mean_a"]), fmt(d["mean_b"]), f"{d['diff']:+.3f}",
                      fmt(d["diff_std"]), f"[{d['ci95_low']:+.3f}, {d['ci95_high']:+.3f}]",
                      f"{d['p_two_sided']:.3f}", sig])
-    metric = HEADLINE.get(reference.family, ("score", "score"))[1]
-    return Table(f"Paired differences in per-question {metric} against {reference.label}",
+    return Table(f"Paired differences in per-question {reference.presentation.label} against {reference.label}",
                  provenance([reference, *runs]), head, rows,
                  ["Paired bootstrap over the shared questions (1000 seeded resamples of question ids); "
                   "* = the 95% interval excludes 0."])

@@ -9,7 +9,9 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from ..presentation import Presentation
 from .folder import RunFolder
+from .presentation import presentation_for
 from .scoring import load_protocol, read_metrics
 from .upgrade import read_meta
 
@@ -40,10 +42,10 @@ class Run:
     def dataset(self) -> str:
         return str(self.meta.get("dataset") or self.path.parent.name)
 
-    @property
-    def family(self) -> str:
-        proto = self.meta.get("protocol")
-        return str(proto.get("protocol")) if isinstance(proto, dict) else self.dataset
+    @cached_property
+    def presentation(self) -> Presentation:
+        """How the run's protocol shows its results (headline, groups, report tables)."""
+        return presentation_for(self.metrics, RunFolder(self.path))
 
     @property
     def question_ids(self) -> set[str]:

@@ -17,7 +17,7 @@ from ..protocol import Protocol
 from ..retrieval_diagnostics import diagnose, diagnostics_rows, table_section
 from .cap_audit import describe as describe_audit
 from .cap_audit import summarize as summarize_audit
-from .folder import RunFolder
+from .folder import RunFolder, json_text
 from .upgrade import artifacts_format, read_config, read_meta, upgrade_metrics
 
 
@@ -32,7 +32,15 @@ def read_metrics(run: RunFolder, name: str = "metrics.json") -> dict[str, Any]:
     meta = run.read_json("meta.json")
     if artifacts_format(meta) >= 1:
         return metrics
-    return upgrade_metrics(metrics, meta, load_protocol(run).presentation().as_dict())
+    return upgrade_metrics(metrics, meta, load_protocol(run).presentation().to_dict())
+
+
+def saved_metrics_text(run: RunFolder) -> str:
+    """metrics.json's text as today's score stage writes it: the file itself for a current
+    run, the upgraded reading for an older one (what a bundle's replay is compared with)."""
+    if artifacts_format(run.read_json("meta.json")) >= 1:
+        return (run / "metrics.json").read_text(encoding="utf-8")
+    return json_text(read_metrics(run))
 
 
 def score_run(run: RunFolder, protocol: Protocol | None = None, policy: str | None = None) -> dict[str, Any]:
@@ -61,6 +69,7 @@ def score_run(run: RunFolder, protocol: Protocol | None = None, policy: str | No
                              ("method", "answer_model", "judge_model", "embedder", "data_version",
                               "subset", "context_cap", "protocol", "answer_with")}
     suffix = f"_{policy}" if policy else ""  # another policy never overwrites the run's own numbers
+    metrics["presentation"] = protocol.presentation().to_dict()  # what the readers show
     run.write_json(f"metrics{suffix}.json", metrics)
     agreement = metrics.get("agreement")
     if isinstance(agreement, dict) and "disagreements" in agreement:  # listed for inspection
