@@ -19,8 +19,9 @@ import pytest
 from conftest import ROOT, _data_dir, run_cli, scripted_overrides
 from scripted_server import ScriptedServer
 
-from evaluation.bundle import BundleError, export_bundle, import_calls, verify_bundle
-from evaluation.bundle.rerun import rerun
+from cli.bundle.export import BundleError, export_bundle
+from cli.bundle.rerun import rerun
+from cli.bundle.verify import import_calls, verify_bundle
 from harness.replay import Replay
 from model_access.cache import ResponseCache
 from model_access.cache_store import open_cache

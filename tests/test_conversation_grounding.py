@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from cli import judge_check
 from datasets.locomo import NOT_MENTIONED
 from datasets.types import Question
-from evaluation import judge_check
 from evaluation.conversations import judge_check as cjc
 from evaluation.conversations.grounding import f1_agreement, ground_verdict
 from evaluation.conversations.locomo import LoCoMoProtocol
@@ -236,10 +236,17 @@ def test_judge_check_with_a_scripted_judge(data_dir: Path, scripted, capsys, tmp
             "--override", f"judge.base_url={scripted.base_url}", "judge.model=scripted-judge",
             "--json", str(tmp_path / "n.json")]
     assert judge_check.main(argv) == 0
-    numbers = json.loads((tmp_path / "n.json").read_text())["overall"]
+    out = capsys.readouterr().out
+    saved = json.loads((tmp_path / "n.json").read_text())
+    numbers = saved["overall"]
     assert set(numbers) == set(cjc.CONFIGS) and numbers["raw"]["judge_failed"] == 0
-    n = len(cjc.LABELS[name].read_text().splitlines()[::2])
-    assert numbers["raw"]["n"] == n and scripted.count("/v1/chat/completions") == n
+    cases = cjc.load_cases(cjc.LABELS[name], cjc.load_dataset(name, str(data_dir)))[::2]
+    # the shipped LoCoMo config judges version 2: category 5 by the decline check, no judge call
+    version = 2 if name == "locomo" else 1
+    assert saved["judge_version"] == version and f"judge version measured: {version}" in out
+    called = [c for c in cases if not (version == 2 and c.question.attrs.get("category") == 5)]
+    assert len(called) < len(cases) or name != "locomo"
+    assert numbers["raw"]["n"] == len(cases) and scripted.count("/v1/chat/completions") == len(called)
     # grounding only ever withdraws credit
     assert numbers["grounded"]["false_correct"] <= numbers["raw"]["false_correct"]
     assert numbers["grounded"]["missed_correct"] >= numbers["raw"]["missed_correct"]

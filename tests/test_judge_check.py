@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from cli import judge_check
 from datasets.epbench import EpBenchLoader
-from evaluation import judge_check
 from evaluation.epbench import judge_check as labels
 from evaluation.epbench.universe import KIND_BY_RETRIEVAL
 

@@ -1,80 +1,150 @@
-"""The import layering of evaluation/ and harness/ is one-way (ARCHITECTURE.md, "Layering").
+"""The import graph of every package is one-way and has no loops (ARCHITECTURE.md, "Layering").
 
 Every import in every module, lazy ones inside functions included, is read from the source (AST),
-so a forbidden import fails here even on a code path no other test runs.
+so a forbidden import or an import loop fails here even on a code path no other test runs.
+There is no exception list: a module's layer is its package's (LAYERS), and a `__main__` module
+is an entry point nothing imports, so it sits on the top layer by definition (a thin
+`python -m evaluation.X` alias may call the command in cli/).
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-
-# the `python -m evaluation.X` entry points (a module, or a whole package such as evaluation.bundle):
-# the top layer, which alone may use the runner (its config, its pipeline)
-COMMANDS = {"evaluation.compare", "evaluation.rescore", "evaluation.judge_check",
-            "evaluation.conversation_judge_check", "evaluation.report.__main__", "evaluation.bundle"}
+PACKAGES = ("model_access", "datasets", "methods", "evaluation", "harness", "cli")
 # lower number = lower layer; a module may import only its own layer or lower ones
 LAYERS = {
-    "evaluation.protocol": 0, "evaluation.presentation": 0, "evaluation.stats": 0, "evaluation.agreement": 0,
-    "evaluation.answer_text": 0, "evaluation.retrieval_diagnostics": 0, "evaluation.labels": 0,
-    "evaluation.epbench": 1, "evaluation.conversations": 1, "evaluation.custom": 1,
-    "evaluation.runs": 2,
-    "evaluation.report": 3,
-    "harness": 4,
+    "model_access": 0,
+    "datasets": 1,
+    "methods": 2,
+    "evaluation": 2,  # the package's __init__ (a docstring) and the shared modules below
+    "evaluation.protocol": 2, "evaluation.presentation": 2, "evaluation.stats": 2, "evaluation.agreement": 2,
+    "evaluation.answer_text": 2, "evaluation.retrieval_diagnostics": 2, "evaluation.labels": 2,
+    "evaluation.epbench": 3, "evaluation.conversations": 3, "evaluation.custom": 3,
+    "evaluation.runs": 4,
+    # what reads run folders only: the report, compare, rescore, the bundle formats
+    "evaluation.report": 5, "evaluation.compare": 5, "evaluation.rescore": 5, "evaluation.bundle": 5,
+    "evaluation.judge_check": 5,  # the package holds only the old command form's __main__
+    "harness": 6,
+    "cli": 7,
 }
-COMMAND_LAYER = 5
-FAMILIES = (("evaluation.epbench", "evaluation.conversations"),
+TOP = max(LAYERS.values())
+# pairs that share only lower layers: the plugins never judge, the benchmark families stay apart
+# (evaluation.custom combines both families)
+SEPARATE = (("methods", "evaluation"), ("evaluation", "methods"),
+            ("evaluation.epbench", "evaluation.conversations"),
             ("evaluation.conversations", "evaluation.epbench"))
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
 
-def imports_in(src: str, name: str, is_package: bool = False) -> set[str]:
-    """Absolute names of every module the source of module `name` imports (relative ones resolved)."""
+def modules(root: Path = ROOT) -> dict[str, Path]:
+    """Every module of PACKAGES under root, by dotted name."""
+    return {module_name(p, root): p for pkg in PACKAGES for p in sorted((root / pkg).rglob("*.py"))}
+
+
+def imports_in(src: str, name: str, is_package: bool = False) -> list[tuple[str, list[str]]]:
+    """Every import statement of module `name`'s source as (absolute module, names it takes):
+    `import a.b` is ("a.b", []), `from ..x import y` ("<package above>.x", ["y"])."""
     package = name.split(".") if is_package else name.split(".")[:-1]
-    found: set[str] = set()
+    found: list[tuple[str, list[str]]] = []
     for node in ast.walk(ast.parse(src)):
         if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
+            found += [(a.name, []) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = package[:len(package) - node.level + 1] if node.level else []
-            mod = ".".join([*base, *(node.module.split(".") if node.module else [])])
-            found.add(mod)
-            found.update(f"{mod}.{a.name}" for a in node.names)  # `from . import figures`
+            found.append((".".join([*base, *(node.module.split(".") if node.module else [])]),
+                          [a.name for a in node.names]))
     return found
 
 
-def imports(path: Path) -> set[str]:
-    return imports_in(path.read_text(encoding="utf-8"), module_name(path), path.name == "__init__.py")
+def resolve(statements: Iterable[tuple[str, list[str]]], known: Iterable[str]) -> set[str]:
+    """The known modules these imports load: `from a import b` is a.b when that is a module
+    (`from . import figures`), else a; any other name, its longest known prefix. Parent packages
+    are not added: importing a.b.c runs a/__init__.py, but the dependency stated is on a.b.c."""
+    known = set(known)
+
+    def owner(name: str) -> str | None:
+        parts = name.split(".")
+        return next((".".join(parts[:i]) for i in range(len(parts), 0, -1) if ".".join(parts[:i]) in known), None)
+
+    out: set[str] = set()
+    for module, names in statements:
+        subs = {f"{module}.{n}" for n in names if f"{module}.{n}" in known}
+        out |= subs
+        if len(subs) < len(names) or not names:  # a name in the module itself (or a plain import)
+            found = owner(module)
+            if found is not None:
+                out.add(found)
+    return out
 
 
-def is_command(name: str) -> bool:
-    return any(name == c or name.startswith(c + ".") for c in COMMANDS)
+def graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """module -> the modules of PACKAGES it imports (itself left out)."""
+    mods = modules(root)
+    return {name: resolve(imports_in(path.read_text(encoding="utf-8"), name, path.name == "__init__.py"),
+                          mods) - {name} for name, path in mods.items()}
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(edges):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            v, children = work[-1]
+            w = next(children, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(edges.get(w, ())))))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    x = stack.pop()
+                    on_stack.discard(x)
+                    comp.append(x)
+                    if x == v:
+                        break
+                if len(comp) > 1:
+                    found.append(sorted(comp))
+    return sorted(found)
 
 
 def layer(name: str) -> int | None:
-    if is_command(name):
-        return COMMAND_LAYER
-    if name == "evaluation":  # the package's __init__ (a docstring): below everything
-        return 0
+    if name.rsplit(".", 1)[-1] == "__main__":  # an entry point: nothing imports it
+        return TOP
     owners = [p for p in LAYERS if name == p or name.startswith(p + ".")]
     return LAYERS[max(owners, key=len)] if owners else None
 
 
-def modules() -> list[Path]:
-    return sorted([*(ROOT / "evaluation").rglob("*.py"), *(ROOT / "harness").glob("*.py")])
-
-
-def test_every_module_has_a_layer() -> None:
-    unplaced = [module_name(p) for p in modules() if layer(module_name(p)) is None]
-    assert not unplaced, f"give these modules a layer in tests/test_layering.py: {unplaced}"
+def _within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
 
 
 def violations(name: str, imported: set[str]) -> list[str]:
@@ -82,59 +152,61 @@ def violations(name: str, imported: set[str]) -> list[str]:
     assert own is not None, name
     out = [f"{name} (layer {own}) imports {t} (layer {layer(t)})"
            for t in sorted(imported) if (layer(t) or 0) > own]
-    for a, b in FAMILIES:  # the benchmark families share only lower layers (custom combines them)
-        if name.startswith(a + ".") or name == a:
-            out += [f"{name} imports the other family's {t}" for t in sorted(imported)
-                    if t == b or t.startswith(b + ".")]
+    out += [f"{name} imports the entry point {t}" for t in sorted(imported) if t.endswith(".__main__")]
+    for a, b in SEPARATE:
+        if _within(name, a) and not _within(name, b):
+            out += [f"{name} imports {t}: {a} and {b} share only lower layers"
+                    for t in sorted(imported) if _within(t, b) and not _within(t, a)]
     return out
 
 
+def test_every_module_has_a_layer() -> None:
+    unplaced = [name for name in modules() if layer(name) is None]
+    assert not unplaced, f"give these modules a layer in tests/test_layering.py: {unplaced}"
+    assert {name.split(".")[0] for name in modules()} == set(PACKAGES)
+
+
 def test_no_module_imports_a_higher_layer() -> None:
-    bad = [v for path in modules() for v in violations(module_name(path), imports(path))]
+    bad = [v for name, imported in graph().items() for v in violations(name, imported)]
     assert not bad, "imports against the layering (ARCHITECTURE.md):\n" + "\n".join(bad)
 
 
-def test_only_the_commands_import_harness() -> None:
-    users = {module_name(p) for p in modules()
-             if p.is_relative_to(ROOT / "evaluation") and any(layer(t) == LAYERS["harness"] for t in imports(p))}
-    others = sorted(u for u in users if not is_command(u))
-    assert not others, f"evaluation modules that import harness: {others}"
+def test_no_import_cycles() -> None:
+    """No set of modules imports each other in a loop (lazy imports count)."""
+    found = cycles(graph())
+    assert not found, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)
 
 
 def test_the_scan_catches_a_forbidden_import() -> None:
     """Lazy imports inside a function count, relative ones too."""
     src = ("def f():\n    from harness.pipeline import run\n    from ..report import build_report\n"
-           "    from ..conversations.locomo import Verdict\n")
+           "    from ..conversations.locomo import Verdict\n    import cli.main\n"
+           "    from methods.base import MemoryMethod\n")
     name = "evaluation.epbench.probe"
-    found = imports_in(src, name)
-    assert {"harness.pipeline", "evaluation.report", "evaluation.conversations.locomo"} <= found
-    assert len(violations(name, found)) >= 3
-    assert violations("harness.probe", found) == []  # the runner may use the report
+    known = {"harness.pipeline", "evaluation.report", "evaluation.conversations.locomo", "cli.main",
+             "methods.base"}
+    found = resolve(imports_in(src, name), known)
+    assert found == known
+    assert len(violations(name, found)) >= 5
+    assert violations("cli.probe", found - {"evaluation.conversations.locomo", "methods.base"}) == []
+    assert violations("harness.probe", {"evaluation.report"}) == []  # the runner may use the report
+    assert violations("harness.probe", {"cli.main"})  # but never a command
+    assert violations("cli.probe", {"evaluation.bundle.__main__"})  # nothing imports an entry point
+    assert violations("evaluation.bundle.__main__", {"cli.bundle"}) == []  # an entry point may call cli
 
 
-def test_run_folders_saved_under_old_protocol_paths_still_load_and_keep_their_names(tmp_path: Path) -> None:
-    """config.yaml of an old run names e.g. evaluation.epbench.EpBenchProtocol: rescore still
-    instantiates it, and today's config hashes to the same run folder name as then."""
-    from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
+def test_the_cycle_finder_catches_a_hand_made_cycle(tmp_path: Path) -> None:
+    """Three modules of a fake tree import each other in a loop, one lazily and one relatively;
+    a fourth imports into the loop without closing it."""
+    pkg = tmp_path / "harness"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text('"""Fake."""\n')
+    (pkg / "a.py").write_text("from harness.b import thing\n")
+    (pkg / "b.py").write_text("def thing():\n    from . import c\n")
+    (pkg / "c.py").write_text("import harness.a\n")
+    (pkg / "d.py").write_text("from .a import thing\n")
+    edges = graph(tmp_path)
+    assert cycles(edges) == [["harness.a", "harness.b", "harness.c"]]
+    edges["harness.c"].discard("harness.a")
+    assert cycles(edges) == []
 
-    from evaluation.runs.folder import RunFolder, config_hash
-    from evaluation.runs.scoring import LEGACY_TARGETS, load_protocol
-    from harness.build import identity
-    from harness.resolvers import register_resolvers
-    from harness.schema import register_schemas
-
-    register_resolvers()
-    register_schemas()
-    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
-        for dataset in ("epbench20", "locomo", "longmemeval_s"):
-            cfg = compose("config", overrides=[f"dataset={dataset}", "data_dir=data"])
-            new = cfg.dataset.protocol._target_
-            old = next(o for o, n in LEGACY_TARGETS.items() if n == new)
-            hashed = config_hash(identity(cfg))
-            cfg.dataset.protocol._target_ = old
-            assert config_hash(identity(cfg)) == hashed
-            folder = RunFolder(tmp_path / dataset)
-            (folder / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(
-                {"dataset": {"protocol": OmegaConf.to_container(cfg.dataset.protocol, resolve=True)}})))
-            assert f"{type(load_protocol(folder)).__module__}.{type(load_protocol(folder)).__name__}" == new

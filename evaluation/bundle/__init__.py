@@ -1,7 +1,5 @@
-"""Result bundles: run folders, the model calls behind them, a manifest and the report, re-derivable
-at zero cost (`python -m evaluation.bundle export|verify|import`; format in docs/RESULT_BUNDLES.md)."""
-
-from .export import BundleError, export_bundle
-from .verify import import_calls, verify_bundle
-
-__all__ = ["BundleError", "export_bundle", "import_calls", "verify_bundle"]
+"""Result bundles' file formats: the manifest (sha256 of every file, the calls file, secret scan)
+and the generated README. The commands that make and check bundles replay runs through the
+harness, so they live above it, in cli/bundle/ (`memeval bundle export|verify|import`; format in
+docs/RESULT_BUNDLES.md).
+"""

@@ -1,6 +1,22 @@
 """The conversation benchmarks' judge meta-evaluation (LoCoMo, LongMemEval): hand-labelled
 CORRECT/WRONG answers scored as raw, grounded, grounding_only and token_f1. The command is
-`python -m evaluation.judge_check --dataset locomo|longmemeval` (evaluation/conversation_judge_check.py).
+`memeval judge-check --dataset locomo|longmemeval` (cli/judge_check.py), which builds the judge
+and the protocol from the run config.
+
+The label files (judge_meta/locomo_labels.jsonl, judge_meta/longmemeval_labels.jsonl) hold
+answers written by hand for real questions, each labelled CORRECT (1) or WRONG (0) by a person;
+question text and gold answers are joined from the data at run time. Every answer is judged
+exactly as a run judges it (the protocol's own judge call), then scored four ways:
+
+- raw: the judge's verdict (the papers' protocol);
+- grounded: that verdict after the grounding check (conversations/grounding.py);
+- grounding_only: the grounding check alone as a judge (no model): CORRECT iff grounded;
+- token_f1: CORRECT iff the answer's token F1 against the gold is >= 0.5 (no model; LoCoMo's
+  official per-category F1, plain token F1 on LongMemEval; abstention and preference answers
+  have no gold answer to overlap, so this baseline calls them CORRECT iff they decline).
+
+Accuracy is the share of labels a configuration reproduces; false CORRECT counts WRONG answers
+it accepted.
 """
 
 from __future__ import annotations

@@ -1,6 +1,16 @@
 """The EpBench judge meta-evaluation: hand-labelled answers scored under each judge configuration
 (raw, grounded, two_pass, two_pass_grounded, deterministic). The command is
-`python -m evaluation.judge_check` (evaluation/judge_check.py), which builds the judge.
+`memeval judge-check --dataset epbench` (cli/judge_check.py), which builds the judge and the
+protocol from the run config.
+
+Every number in a results table passes through the judge, so the judge itself gets a test set:
+answers written by hand for real EpBench questions (correct, partial, refusal, hallucinated list,
+over-long list, paraphrase, other date formats), each with the right credit per gold item. The
+label file holds question ids, answers and credits only; question text and gold items are
+joined from the data at run time. Configurations: raw (the official one-pass judge), grounded
+(its credit after the grounding check), two_pass (+ grounded) and the deterministic matcher.
+Accuracy is the share of labelled gold-item credits (0 / 0.5 / 1) a configuration reproduces
+exactly.
 """
 
 from __future__ import annotations
@@ -69,15 +79,18 @@ def _grounded(c: Case, raw: dict[str, Any], universe: Universe) -> tuple[list[fl
     return g.matching_score, g.n_pred
 
 
-async def run_judge(cases: list[Case], judge: Any, universe: Universe, concurrency: int) -> None:
-    """One-pass and two-pass judging of every case; a judge failure leaves the result None."""
+async def run_judge(cases: list[Case], judge: Any, universe: Universe, concurrency: int,
+                    version: int) -> None:
+    """One-pass and two-pass judging of every case under judge `version` (the protocol's
+    judge_version); a judge failure leaves the result None."""
     sem = asyncio.Semaphore(concurrency)
 
     async def one(c: Case) -> None:
         async with sem:
             q, answer = c.question, c.label["answer"]
-            one_pass = await judge_one(judge, q.text, list(q.gold), answer, c.chapter_text)
-            two = one_pass if c.chapter_text is not None else await judge_two_pass(judge, q.text, list(q.gold), answer)
+            one_pass = await judge_one(judge, q.text, list(q.gold), answer, c.chapter_text, version)
+            two = one_pass if c.chapter_text is not None else await judge_two_pass(
+                judge, q.text, list(q.gold), answer, version)
         for name, raw in (("raw", one_pass), ("two_pass", two)):
             if "judge_error" in raw:
                 c.results[name] = c.results[f"{name}_grounded" if name == "two_pass" else "grounded"] = None

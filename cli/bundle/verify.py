@@ -12,10 +12,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from evaluation.bundle.manifest import check_files, load_manifest, unlisted
 from model_access.cache_cli import import_bundle
 from model_access.cache_store import open_cache
 
-from .manifest import check_files, load_manifest, unlisted
 from .rerun import rerun
 
 

@@ -1,6 +1,6 @@
 """`export`: run folders -> results/<name>/ (runs, index artifacts, calls, report, README, manifest).
 
-Which calls belong to a run is found by replaying it (evaluation/bundle/rerun.py) against the
+Which calls belong to a run is found by replaying it (cli/bundle/rerun.py) against the
 cache it was made with: the replay reads exactly the calls the run needs, index included
 (rebuilt in a scratch folder), and may make none. A run that would need a new call, or whose
 replay does not rewrite its metrics.json byte for byte, is not exported: a bundle that verify
@@ -18,12 +18,19 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from evaluation.bundle import readme
+from evaluation.bundle.manifest import (
+    CALLS,
+    FORMAT,
+    MANIFEST,
+    file_hashes,
+    secret_leaks,
+    sha256_file,
+)
 from harness.versions import package_versions
 from model_access.cache import ResponseCache
 from model_access.cache_cli import export as export_calls
 
-from . import readme
-from .manifest import CALLS, FORMAT, MANIFEST, file_hashes, secret_leaks, sha256_file
 from .rerun import Rerun, rerun
 
 REQUIRED = ("config.yaml", "meta.json", "predictions.jsonl", "judgments.jsonl", "metrics.json")

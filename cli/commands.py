@@ -1,0 +1,39 @@
+"""Every `memeval` subcommand, in one table: its name, its one-line help and the function it runs.
+
+A new command (health, judge-matrix, explore, ...) is a thin module in cli/ with a
+`main(argv: list[str]) -> int` and one more line in COMMANDS; `memeval --help` lists it.
+Command modules import their implementation inside `main`, so `memeval --help` loads none of them
+(tests/test_cli.py checks that it imports no Hydra, pandas or model client).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from . import cache, compare, estimate, judge_check, report, rescore, run, usage
+from .bundle import command as bundle
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str  # one line, shown by `memeval --help`
+    main: Callable[[list[str]], int]  # takes the arguments after the command's name
+
+
+COMMANDS: dict[str, Command] = {c.name: c for c in (
+    Command("run", "run a method on a dataset (Hydra overrides, -m for sweeps; = python run.py)", run.main),
+    Command("report", "the comparison report (report.md/html, figures) from run folders", report.main),
+    Command("compare", "one comparison table from run folders, paired differences vs a reference",
+            compare.main),
+    Command("rescore", "recompute metrics.json and the table from a run's artifacts (no model call)",
+            rescore.main),
+    Command("bundle", "result bundles: export run folders, verify one replays, import its calls",
+            bundle.main),
+    Command("judge-check", "score a judge against the hand-labelled answers (epbench, locomo, longmemeval)",
+            judge_check.main),
+    Command("cache", "the model-call cache: export, import, stats", cache.main),
+    Command("usage", "rebuild a run folder's usage.json from its usage.jsonl (after a kill)", usage.main),
+    Command("estimate", "what a run would cost, before any paid call (Hydra overrides)", estimate.main),
+)}
