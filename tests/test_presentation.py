@@ -13,7 +13,6 @@ import pytest
 from omegaconf import OmegaConf
 
 from datasets.types import Dataset, Question
-from evaluation.runs.scoring import saved_metrics_text
 from evaluation.compare import main as compare_main
 from evaluation.conversations.locomo import LoCoMoProtocol
 from evaluation.presentation import Column, Presentation, ReportTable
@@ -22,7 +21,7 @@ from evaluation.report import build_report
 from evaluation.runs.folder import RunFolder
 from evaluation.runs.presentation import presentation_for
 from evaluation.runs.scored import load_run
-from evaluation.runs.scoring import score_run
+from evaluation.runs.scoring import saved_metrics_text, score_run
 from harness.tracking import group_tables
 
 ROOT = Path(__file__).resolve().parents[1]
