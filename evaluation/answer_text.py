@@ -1,8 +1,9 @@
 """Reading an answer's text, shared by both benchmark families' grounding checks.
 
-Model-free: normalisation, dates in any common format, sentence splitting, and the sentences
-that decline or deny (which assert nothing). EpBench's item grounding and the conversation
-benchmarks' verdict grounding both build on these, so they live apart from either family.
+Model-free: normalisation, dates in any common format (read by python-dateutil), sentence
+splitting, and the sentences that decline or deny (which assert nothing). EpBench's item
+grounding and the conversation benchmarks' verdict grounding both build on these, so they live
+apart from either family.
 """
 
 from __future__ import annotations
@@ -10,6 +11,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from datetime import datetime
+
+from dateutil import parser as dateparser
 
 # -- normalisation ---------------------------------------------------------------------------
 _ABBREV = re.compile(r"\b(St|Mt|Mr|Mrs|Ms|Dr|Jr|Sr|Ft|Ave)\.", re.I)
@@ -30,20 +34,20 @@ def tokens(text: str) -> list[str]:
 
 
 # -- dates -----------------------------------------------------------------------------------
-_MONTHS = {
-    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4,
-    "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8, "september": 9,
-    "sept": 9, "sep": 9, "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12,
-}
-_MON = r"(?P<mon>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+# The patterns find where a date is written; dateutil reads each one found (month names, a slash
+# date's day/month order, the calendar), as it does not search running text for several dates.
+_INFO = dateparser.parserinfo()
+_MONTH_NAMES = sorted({n.lower() for names in _INFO.MONTHS for n in names}, key=len, reverse=True)
+_MON = r"(?:" + "|".join(_MONTH_NAMES) + r")\.?"
 _ORD = r"(?:st|nd|rd|th)?"
-_DATE_PATTERNS = [
-    re.compile(rf"\b{_MON}\s+(?P<d>\d{{1,2}}){_ORD},?\s+(?P<y>\d{{4}})\b", re.I),
-    re.compile(rf"\b(?P<d>\d{{1,2}}){_ORD}\s+(?:of\s+)?{_MON},?\s+(?P<y>\d{{4}})\b", re.I),
-    re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})\b"),
-    re.compile(r"\b(?P<a>\d{1,2})[/.](?P<b>\d{1,2})[/.](?P<y>\d{4})\b"),
+_FULL_DATES = [
+    re.compile(rf"\b{_MON}\s+\d{{1,2}}{_ORD},?\s+\d{{4}}\b", re.I),
+    re.compile(rf"\b\d{{1,2}}{_ORD}\s+(?:of\s+)?{_MON},?\s+\d{{4}}\b", re.I),
+    re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b"),
+    re.compile(r"\b\d{1,2}[/.]\d{1,2}[/.]\d{4}\b"),
 ]
-_MONTH_YEAR = re.compile(rf"\b{_MON},?\s+(?P<y>\d{{4}})\b", re.I)
+_MONTH_YEAR = re.compile(rf"\b{_MON},?\s+\d{{4}}\b", re.I)
+_NO_DAY = datetime(2000, 1, 1)  # what dateutil fills in for a month-year mention (then dropped)
 
 
 @dataclass(frozen=True)
@@ -58,8 +62,15 @@ class DateMention:
         return f"{self.year:04d}-{self.month:02d}" + (f"-{self.day:02d}" if self.day else "")
 
 
-def _valid(y: int, m: int, d: int | None) -> bool:
-    return 1 <= m <= 12 and (d is None or 1 <= d <= 31) and 1000 <= y <= 2999
+def _read(m: re.Match[str], with_day: bool) -> DateMention | None:
+    """The date a pattern found, or None when it names no calendar day (month 13, 30 February)."""
+    try:
+        when = dateparser.parse(m.group(0), parserinfo=_INFO, default=_NO_DAY)
+    except (ValueError, OverflowError):
+        return None
+    if not 1000 <= when.year <= 2999:
+        return None
+    return DateMention(when.year, when.month, when.day if with_day else None, m.span())
 
 
 def find_dates(text: str) -> list[DateMention]:
@@ -68,29 +79,13 @@ def find_dates(text: str) -> list[DateMention]:
     Slash dates read month first (the story is set in the US) unless the first number exceeds 12.
     """
     found: list[DateMention] = []
-    taken: list[tuple[int, int]] = []
-    for pat in _DATE_PATTERNS:
-        for m in pat.finditer(text):
-            if any(a < m.end() and m.start() < b for a, b in taken):
+    for pattern, with_day in [(p, True) for p in _FULL_DATES] + [(_MONTH_YEAR, False)]:
+        for m in pattern.finditer(text):
+            if any(a < m.end() and m.start() < b for a, b in (d.span for d in found)):
                 continue
-            g = m.groupdict()
-            y = int(g["y"])
-            if g.get("mon"):
-                mo, d = _MONTHS[g["mon"].lower().rstrip(".")], int(g["d"])
-            elif g.get("m"):
-                mo, d = int(g["m"]), int(g["d"])
-            else:
-                a, b = int(g["a"]), int(g["b"])
-                mo, d = (b, a) if a > 12 else (a, b)
-            if _valid(y, mo, d):
-                found.append(DateMention(y, mo, d, m.span()))
-                taken.append(m.span())
-    for m in _MONTH_YEAR.finditer(text):
-        if any(a < m.end() and m.start() < b for a, b in taken):
-            continue
-        y, mo = int(m.group("y")), _MONTHS[m.group("mon").lower().rstrip(".")]
-        if _valid(y, mo, None):
-            found.append(DateMention(y, mo, None, m.span()))
+            date = _read(m, with_day)
+            if date is not None:
+                found.append(date)
     return sorted(found, key=lambda d: d.span)
 
 

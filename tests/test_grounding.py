@@ -96,6 +96,21 @@ def test_refusal_sentences_drop_but_exceptions_stay() -> None:
     assert [d.key for d in find_dates("from 2024-05-07 to 31/05/2024")] == ["2024-05-07", "2024-05-31"]
 
 
+@pytest.mark.parametrize(("text", "keys"), [
+    ("On 7 May 2023, May 8, 2023, then 2023-05-09 and 5/10/2023, in May 2023",
+     ["2023-05-07", "2023-05-08", "2023-05-09", "2023-05-10", "2023-05"]),
+    ("Sept. 13th, 2025 or the 4th of July, 1776", ["2025-09-13", "1776-07-04"]),
+    ("05/06/2024, 13.05.2024, 3June? no: 3 June, 2022", ["2024-05-06", "2024-05-13", "2022-06-03"]),
+    ("March, 2023 and December 2023", ["2023-03", "2023-12"]),
+    # no calendar day, or no date at all: nothing found ...
+    ("February 30, 2023, 2023-02-29, 4/31/2023, 13/13/2024, 2024-13-05, Mayday 2023, May 0999", []),
+    # ... but a day-first one still names its month, as "32 December 2023" always did
+    ("30 February 2023 or 32 December 2023", ["2023-02", "2023-12"]),
+])
+def test_dates_found_in_running_text(text: str, keys: list[str]) -> None:
+    assert [d.key for d in find_dates(text)] == keys
+
+
 def test_a_paraphrase_keeps_credit_even_when_the_judge_wrote_the_gold_name() -> None:
     known = ["Parkour Workshop", "Cooking Class", "Theater Performance"]
     q = "What was Ezra Edwards doing the last time they were observed in the story's timeline?"

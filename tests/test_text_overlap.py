@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import math
 
+import nltk
 import pytest
+from nltk.stem import PorterStemmer
+from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
+from evaluation.conversations import text_overlap
 from evaluation.conversations.text_overlap import (
     bleu1,
     bleu_tokens,
@@ -19,9 +23,8 @@ from evaluation.conversations.text_overlap import (
     token_f1,
 )
 
-# Each pair was checked against NLTK's PorterStemmer (default mode), which the official LoCoMo
-# scorer uses; the implementation agrees with it on all 60,736 alphabetic words of LoCoMo and
-# LongMemEval-oracle (checked once, offline: NLTK is not a dependency).
+# Porter (1980)'s own examples and the NLTK-default departures ("dying" -> die, "sky"/"skies"),
+# written out by hand: the stems the official LoCoMo scorer's PorterStemmer() gives.
 STEMS = {
     "caresses": "caress", "ponies": "poni", "ties": "tie", "cats": "cat", "feed": "feed",
     "agreed": "agre", "plastered": "plaster", "motoring": "motor", "sing": "sing",
@@ -38,6 +41,15 @@ STEMS = {
 @pytest.mark.parametrize(("word", "stem"), sorted(STEMS.items()))
 def test_porter_stem(word: str, stem: str) -> None:
     assert porter_stem(word) == stem
+
+
+def test_stemmer_is_nltks_default_mode_as_the_official_scorer_builds_it() -> None:
+    # snap-research/locomo task_eval/evaluation.py: `ps = PorterStemmer()`, default mode
+    assert text_overlap._STEMMER.mode == PorterStemmer.NLTK_EXTENSIONS
+    # where the modes part: ORIGINAL_ALGORITHM would stem these differently
+    original = PorterStemmer(PorterStemmer.ORIGINAL_ALGORITHM)
+    assert [porter_stem(w) for w in ("dying", "skies")] == ["die", "sky"]
+    assert [original.stem(w) for w in ("dying", "skies")] != ["die", "sky"]
 
 
 def test_normalisation_drops_commas_punctuation_and_articles() -> None:
@@ -89,6 +101,42 @@ def test_bleu_tokens_split_like_treebank() -> None:
     assert bleu_tokens("Didn't go.") == ["did", "n't", "go", "."]
     assert bleu_tokens('"Becoming Nicole", 3:30 pm') == ["``", "becoming", "nicole", "''", ",", "3:30", "pm"]
     assert bleu_tokens("LGBTQ+ e.g. Caroline's") == ["lgbtq+", "e.g.", "caroline", "'s"]
+
+
+BLEU_CASES = [
+    ("the cat sat", "the cat sat on the mat"), ("the the the cat", "the cat"), ("dog", "the cat"),
+    ("9 June 2023", "15 June, 2023"), ("Networking and online platforms.",
+                                       "fair, networking events, dance competitions"),
+    ("The local artist's team was formed in 2023.", "February, 2023"),
+    ("Didn't she paint a sunrise? Yes, in 2022.", "She painted a sunrise in 2022"),
+]
+
+
+@pytest.mark.parametrize(("pred", "gold"), BLEU_CASES)
+def test_bleu1_is_the_scripts_sentence_bleu(pred: str, gold: str) -> None:
+    # the Mem0 / A-Mem LoCoMo scripts: sentence_bleu([ref], hyp, (1, 0, 0, 0), method1 smoothing);
+    # theirs reads exp(log p), so the two may part in the last bit only
+    official = sentence_bleu([bleu_tokens(gold)], bleu_tokens(pred), weights=(1, 0, 0, 0),
+                             smoothing_function=SmoothingFunction().method1)
+    assert bleu1(pred, gold) == pytest.approx(official, rel=1e-12, abs=0)
+
+
+def test_bleu1_keeps_its_float_arithmetic() -> None:
+    # [9 june 2023] vs [15 june , 2023]: clipped 2 of c = 3 < r = 4; BP * 2 / 3 in this order is
+    # the value saved runs hold (sentence_bleu gives 0.47768754038252614, one bit lower)
+    value = bleu1("9 June 2023", "15 June, 2023")
+    assert value == math.exp(1 - 4 / 3) * 2 / 3 == 0.4776875403825262
+
+
+def test_no_nltk_data_is_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("NLTK data requested")
+
+    monkeypatch.setattr(nltk.data, "load", refuse)
+    monkeypatch.setattr(nltk.data, "find", refuse)
+    monkeypatch.setattr(nltk, "download", refuse)
+    assert bleu1("Didn't go. Then home.", "did not go") > 0
+    assert locomo_f1("Painted sunrises.", "painting a sunrise", 4) == 1.0
 
 
 def test_evidence_recall() -> None:

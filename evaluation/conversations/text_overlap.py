@@ -1,9 +1,10 @@
 """Text-overlap metrics for conversational QA: LoCoMo token F1 (stemmed), BLEU-1, evidence recall.
 
 Everything here is a pure function of strings, so `python -m evaluation.rescore` recomputes it
-from predictions.jsonl alone. The F1 follows the official LoCoMo scorer's rules (normalisation,
-Porter stemming, the per-category rules); the stemmer below reproduces the behaviour of NLTK's
-default Porter mode, which that scorer uses, without depending on NLTK.
+from predictions.jsonl alone. The F1 follows the official LoCoMo scorer (snap-research/locomo
+task_eval/evaluation.py): its normalisation, NLTK's Porter stemmer in its default mode, the
+per-category rules. BLEU-1 follows the Mem0 / A-Mem LoCoMo scripts, which use NLTK's tokenizer
+and BLEU. Only NLTK code that needs no downloaded data is used (no Punkt, no WordNet).
 """
 
 from __future__ import annotations
@@ -14,141 +15,11 @@ import string
 from collections import Counter
 from collections.abc import Iterable
 
-# -- Porter stemmer (Porter 1980, with the NLTK-default departures) ---------------------------
+from nltk.stem import PorterStemmer
+from nltk.tokenize import word_tokenize
+from nltk.translate.bleu_score import brevity_penalty, closest_ref_length, modified_precision
 
-_VOWELS = frozenset("aeiou")
-# Irregular forms NLTK's default mode maps directly.
-_IRREGULAR = {
-    "skies": "sky", "sky": "sky", "dying": "die", "lying": "lie", "tying": "tie",
-    "news": "news", "innings": "inning", "inning": "inning", "outings": "outing",
-    "outing": "outing", "cannings": "canning", "canning": "canning", "howe": "howe",
-    "proceed": "proceed", "exceed": "exceed", "succeed": "succeed",
-}
-_STEP2 = (("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"),
-          ("izer", "ize"), ("bli", "ble"), ("alli", "al"), ("entli", "ent"), ("eli", "e"),
-          ("ousli", "ous"), ("ization", "ize"), ("ation", "ate"), ("ator", "ate"),
-          ("alism", "al"), ("iveness", "ive"), ("fulness", "ful"), ("ousness", "ous"),
-          ("aliti", "al"), ("iviti", "ive"), ("biliti", "ble"), ("fulli", "ful"))
-_STEP3 = (("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"),
-          ("ful", ""), ("ness", ""))
-_STEP4 = ("al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent",
-          "ion", "ou", "ism", "ate", "iti", "ous", "ive", "ize")
-
-
-def _cons(w: str, i: int) -> bool:
-    """Is w[i] a consonant? 'y' is one at the start or after a vowel."""
-    c = w[i]
-    if c in _VOWELS:
-        return False
-    if c == "y":
-        return i == 0 or not _cons(w, i - 1)
-    return True
-
-
-def _m(stem: str) -> int:
-    """Porter's measure: the number of vowel-consonant sequences in the stem."""
-    pattern = "".join("c" if _cons(stem, i) else "v" for i in range(len(stem)))
-    return len(re.findall("v+c+", pattern))
-
-
-def _has_vowel(stem: str) -> bool:
-    return any(not _cons(stem, i) for i in range(len(stem)))
-
-
-def _double_cons(w: str) -> bool:
-    return len(w) >= 2 and w[-1] == w[-2] and _cons(w, len(w) - 1)
-
-
-def _cvc(w: str) -> bool:
-    """*o: ends consonant-vowel-consonant, the last not w, x or y (or a 2-letter vowel-consonant)."""
-    if len(w) >= 3:
-        return (_cons(w, len(w) - 3) and not _cons(w, len(w) - 2) and _cons(w, len(w) - 1)
-                and w[-1] not in "wxy")
-    return len(w) == 2 and not _cons(w, 0) and _cons(w, 1)
-
-
-def _first_rule(word: str, rules: Iterable[tuple[str, str]], min_m: int) -> str:
-    """Apply the first rule whose suffix matches, if the stem's measure allows; never a second."""
-    for suffix, repl in rules:
-        if word.endswith(suffix):
-            stem = word[: len(word) - len(suffix)]
-            return stem + repl if _m(stem) >= min_m else word
-    return word
-
-
-def _step1(w: str) -> str:
-    if w.endswith("sses"):
-        w = w[:-2]
-    elif w.endswith("ies"):
-        w = w[:-1] if len(w) == 4 else w[:-2]
-    elif w.endswith("s") and not w.endswith("ss"):
-        w = w[:-1]
-    if w.endswith("ied"):
-        return w[:-1] if len(w) == 4 else w[:-2]
-    if w.endswith("eed"):
-        return w[:-1] if _m(w[:-3]) > 0 else w
-    for suffix in ("ed", "ing"):
-        if w.endswith(suffix) and _has_vowel(w[: -len(suffix)]):
-            w = w[: -len(suffix)]
-            if w.endswith(("at", "bl", "iz")):
-                return w + "e"
-            if _double_cons(w) and w[-1] not in "lsz":
-                return w[:-1]
-            if _m(w) == 1 and _cvc(w):
-                return w + "e"
-            return w
-    return w
-
-
-def _step1c(w: str) -> str:
-    if w.endswith("y") and len(w) > 2 and _cons(w, len(w) - 2):
-        return w[:-1] + "i"
-    return w
-
-
-def _step2(w: str) -> str:
-    if w.endswith("alli") and _m(w[:-4]) > 0:
-        return _step2(w[:-2])
-    if w.endswith("logi"):
-        return w[:-1] if _m(w[:-3]) > 0 else w
-    return _first_rule(w, _STEP2, 1)
-
-
-def _step4(w: str) -> str:
-    for suffix in _STEP4:
-        if w.endswith(suffix):
-            stem = w[: len(w) - len(suffix)]
-            if suffix == "ion" and not stem.endswith(("s", "t")):
-                continue  # 'ion' only after s or t; the next candidate ('ou') cannot match
-            return stem if _m(stem) > 1 else w
-    return w
-
-
-def _step5(w: str) -> str:
-    if w.endswith("e"):
-        stem = w[:-1]
-        m = _m(stem)
-        if m > 1 or (m == 1 and not _cvc(stem)):
-            w = stem
-    if w.endswith("ll") and _m(w[:-1]) > 1:
-        w = w[:-1]
-    return w
-
-
-def porter_stem(word: str) -> str:
-    """The Porter stem of one lowercase word."""
-    w = word.lower()
-    if w in _IRREGULAR:
-        return _IRREGULAR[w]
-    if len(w) <= 2:
-        return w
-    w = _step1(w)
-    w = _step1c(w)
-    w = _step2(w)
-    w = _first_rule(w, _STEP3, 1)
-    w = _step4(w)
-    return _step5(w)
-
+_STEMMER = PorterStemmer()  # mode NLTK_EXTENSIONS, NLTK's default, as the official scorer builds it
 
 # -- LoCoMo token F1 ---------------------------------------------------------------------------
 
@@ -163,8 +34,13 @@ def normalize(text: str) -> str:
     return " ".join(_ARTICLES.sub(" ", t).split())
 
 
+def porter_stem(word: str) -> str:
+    """The Porter stem of one word, lowercased, in NLTK's default mode (the official scorer's)."""
+    return _STEMMER.stem(word)
+
+
 def stemmed_tokens(text: str) -> list[str]:
-    return [porter_stem(w) for w in normalize(text).split()]
+    return [_STEMMER.stem(w) for w in normalize(text).split()]
 
 
 def token_f1(prediction: str, gold: str) -> float:
@@ -205,38 +81,28 @@ def locomo_f1(prediction: str, gold: str, category: int) -> float:
 
 # -- BLEU-1 ------------------------------------------------------------------------------------
 
-_BLEU_SUBS = (
-    (re.compile(r'(^|[ (\[{<])"'), r"\1 `` "),  # opening double quote, as Treebank writes it
-    (re.compile(r'"'), " '' "),  # closing double quote
-    (re.compile(r"([;@#$%&?!()\[\]{}<>]|\.\.\.|--)"), r" \1 "),  # always separate
-    (re.compile(r"([:,])(?=[^\d]|$)"), r" \1 "),  # ',' and ':' unless inside a number
-    (re.compile(r"([^.])\.(\s*(?:''|'|[)\]}>])?\s*)$"), r"\1 . \2"),  # the final period only
-    (re.compile(r"(^|[ (\[{<])'(?=\w)"), r"\1' "),  # opening single quote
-    (re.compile(r"([^' ])('s|'m|'d|'ll|'re|'ve|n't|')(?=\s|$)"), r"\1 \2"),  # clitics, '
-)
-
-
 def bleu_tokens(text: str) -> list[str]:
-    """Lowercased whitespace tokens after Treebank-style splitting (punctuation, a final period,
-    clitics: "didn't" -> did n't), close to the nltk word_tokenize the Mem0 / A-Mem LoCoMo
-    scripts use: inner periods and '+' stay attached ("lgbtq+", "e.g.")."""
-    t = str(text).lower()
-    for pattern, repl in _BLEU_SUBS:
-        t = pattern.sub(repl, t)
-    return t.split()
+    """The lowercased text through NLTK's word tokenizer, as the Mem0 / A-Mem LoCoMo scripts call
+    it ("didn't" -> did n't, a final period split off, "lgbtq+" and "e.g." kept whole), without
+    its Punkt sentence split first (that needs downloaded data; only inner periods differ)."""
+    return word_tokenize(str(text).lower(), preserve_line=True)
 
 
 def bleu1(prediction: str, gold: str) -> float:
-    """Sentence BLEU with weights (1,0,0,0), one reference: clipped unigram precision times the
-    brevity penalty exp(1 - r/c) when the answer is shorter than the gold; 0 with no overlap
-    (as nltk's sentence_bleu returns, whatever its smoothing)."""
+    """The scripts' sentence_bleu with weights (1,0,0,0), one reference: clipped unigram precision
+    times the brevity penalty exp(1 - r/c) when the answer is shorter; 0 with no overlap.
+
+    Built from NLTK's own parts (modified_precision, brevity_penalty), not sentence_bleu itself:
+    that writes the one-order mean as exp(log p), one unit in the last place off for about one
+    value in five, and saved runs must rescore byte for byte. Its smoothing (method1 in the
+    scripts) only touches the orders of weight 0. tests/test_text_overlap.py checks they agree."""
     hyp, ref = bleu_tokens(prediction), bleu_tokens(gold)
     if not hyp or not ref:
         return 0.0
-    clipped = sum((Counter(hyp) & Counter(ref)).values())
+    clipped = int(modified_precision([ref], hyp, 1) * len(hyp))  # Fraction: exact whatever its form
     if clipped == 0:
         return 0.0
-    bp = 1.0 if len(hyp) > len(ref) else math.exp(1 - len(ref) / len(hyp))
+    bp = brevity_penalty(closest_ref_length([ref], len(hyp)), len(hyp))
     return bp * clipped / len(hyp)
 
 
