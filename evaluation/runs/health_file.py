@@ -1,0 +1,69 @@
+"""RUN_DIR/health.json, as every reader sees it (tables, paired differences, explorer).
+
+The checks themselves live in evaluation/health/ (and the methods' own index counters); this
+module only reads and writes the file, so a table never needs to know how a check works.
+Format 1: {"format": 1, "checks": [{"name", "scope", "status", "value", "threshold", "message"}]}.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+HEALTH_FORMAT = 1
+SCOPES = ("index", "context", "answer", "judge")
+STATUSES = ("ok", "warn", "fail")
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    scope: str  # one of SCOPES
+    status: str  # one of STATUSES
+    value: Any
+    threshold: Any
+    message: str
+
+    def __post_init__(self) -> None:
+        if self.scope not in SCOPES or self.status not in STATUSES:
+            raise ValueError(f"health check {self.name!r}: scope must be one of {SCOPES} and status one "
+                             f"of {STATUSES}, not {self.scope!r} / {self.status!r}")
+
+
+@dataclass
+class Health:
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[Check]:
+        return [c for c in self.checks if c.status == "fail"]
+
+    @property
+    def warnings(self) -> list[Check]:
+        return [c for c in self.checks if c.status == "warn"]
+
+    @property
+    def status(self) -> str:
+        """fail if any check failed, else warn if any warned, else ok."""
+        return "fail" if self.failed else "warn" if self.warnings else "ok"
+
+    def mark(self) -> str:
+        """What a table's health column shows: the status and the first failing (or warning) message."""
+        first = (self.failed or self.warnings or [None])[0]
+        return self.status if first is None else f"{self.status}: {first.message}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": HEALTH_FORMAT, "checks": [asdict(c) for c in self.checks]}
+
+
+def read_health(run: Path) -> Health | None:
+    """The run's health.json (None when the run was never checked: `memeval health RUN_DIR`)."""
+    path = Path(run) / "health.json"
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if int(data.get("format", 0)) > HEALTH_FORMAT:
+        raise ValueError(f"{path}: health format {data['format']} is newer than this code's {HEALTH_FORMAT}")
+    return Health([Check(**c) for c in data.get("checks", [])])
