@@ -8,7 +8,7 @@ bundled runs' judgments are grounded and matched again (`matcher.checks`, as the
 it). difflib's ratio counts the characters of Ratcliff-Obershelp matching blocks; rapidfuzz's
 `fuzz.ratio` counts a longest common subsequence, never fewer, so at the same threshold it can
 accept a pair difflib rejects. A switch pays only when it is faster and decides every pair alike
-(saved runs must rescore byte for byte). rapidfuzz is optional: without it only difflib is timed.
+(scored runs must rescore byte for byte). rapidfuzz is optional: without it only difflib is timed.
 """
 
 from __future__ import annotations

@@ -123,7 +123,7 @@ def test_bleu1_is_the_scripts_sentence_bleu(pred: str, gold: str) -> None:
 
 def test_bleu1_keeps_its_float_arithmetic() -> None:
     # [9 june 2023] vs [15 june , 2023]: clipped 2 of c = 3 < r = 4; BP * 2 / 3 in this order is
-    # the value saved runs hold (sentence_bleu gives 0.47768754038252614, one bit lower)
+    # the value scored runs hold (sentence_bleu gives 0.47768754038252614, one bit lower)
     value = bleu1("9 June 2023", "15 June, 2023")
     assert value == math.exp(1 - 4 / 3) * 2 / 3 == 0.4776875403825262
 

@@ -94,7 +94,7 @@ def bleu1(prediction: str, gold: str) -> float:
 
     Built from NLTK's own parts (modified_precision, brevity_penalty), not sentence_bleu itself:
     that writes the one-order mean as exp(log p), one unit in the last place off for about one
-    value in five, and saved runs must rescore byte for byte. Its smoothing (method1 in the
+    value in five, and scored runs must rescore byte for byte. Its smoothing (method1 in the
     scripts) only touches the orders of weight 0. tests/test_text_overlap.py checks they agree."""
     hyp, ref = bleu_tokens(prediction), bleu_tokens(gold)
     if not hyp or not ref:
