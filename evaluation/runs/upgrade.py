@@ -13,7 +13,7 @@ A newer format than this code knows is refused (`FormatError`), never guessed at
 Folder names and index folders hash the config as it is written (`identity_view`): a few keys
 joined the identity after runs were named without them, and at the value they had then they
 still hash as absent (`HASHED_AS_ABSENT`), and a moved class hashes under its first path
-(`MOVED`). So no saved run's folder name, index folder or cache key changes.
+(`MOVED`). So saved runs keep their folder names, index folders and cache keys.
 """
 
 from __future__ import annotations
