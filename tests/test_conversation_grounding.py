@@ -39,7 +39,8 @@ class YesJudge:
 def _locomo_line(qid: str, text: str, gold: str, cat: int, answer: str) -> dict[str, Any]:
     attrs = {"category": cat, **({"adversarial_answer": "a trap"} if cat == 5 else {})}
     q = Question(qid, "conv-x", text, (gold,), attrs=attrs)
-    return asyncio.run(LoCoMoProtocol().judge(q, {"answer": answer}, None, YesJudge()))
+    # version 1 asks the judge on category 5 too (version 2 decides it by the decline check)
+    return asyncio.run(LoCoMoProtocol(judge_version=1).judge(q, {"answer": answer}, None, YesJudge()))
 
 
 def _lme_line(qid: str, text: str, gold: str, qtype: str, answer: str) -> dict[str, Any]:

@@ -125,7 +125,7 @@ def test_locomo_judge_records_prompt_version_and_category_5_trap() -> None:
     q = Question("x", "conv-1", "What did Caroline realize?", (NOT_MENTIONED,),
                  attrs={"category": 5, "adversarial_answer": "self-care is important"})
     judge = FakeJudge(parsed={"reasoning": "declined", "label": "CORRECT"})
-    line = asyncio.run(LoCoMoProtocol().judge(q, {"answer": "Not mentioned"}, None, judge))
+    line = asyncio.run(LoCoMoProtocol(judge_version=1).judge(q, {"answer": "Not mentioned"}, None, judge))
     assert line["judge_prompt"] == PROMPT_VERSION and line["correct"] == 1 and line["category"] == 5
     prompt = judge.seen[0][-1]["content"]
     assert "'self-care is important'" in prompt and "WRONG" in prompt
@@ -146,8 +146,8 @@ def test_locomo_judge_version_2_scores_category_5_by_the_decline_check() -> None
     assert seen[1][1] == [0, 0, 0]  # version 1: the judge's WRONG stands
     assert seen[2][1] == [1, 0, 0]  # version 2: a decline is correct, the trap answer is not
     assert len(seen[2][0]) == 1 and seen[2][0][0] == seen[1][0][2]  # only category 4 asked, same messages
-    assert "category_5" not in LoCoMoProtocol().describe()  # version 1's meta unchanged
-    assert "decline check" in LoCoMoProtocol(judge_version=2).describe()["category_5"]
+    assert "by the judge" in LoCoMoProtocol(judge_version=1).describe()["category_5"]
+    assert "decline check" in LoCoMoProtocol().describe()["category_5"]  # version 2: the default
     with pytest.raises(ValueError, match="judge_version must be one of"):
         LoCoMoProtocol(judge_version=3)
 
@@ -258,6 +258,6 @@ def test_locomo_judge_version_2_is_named_in_report_provenance() -> None:
 
     proto = LoCoMoProtocol(judge_version=2).describe()
     runs = [Run(Path("runs/locomo/m-1"), {"judge_model": "j", "protocol": p}, {"policy": "categories_1_4"},
-                {}, [], []) for p in (LoCoMoProtocol().describe(), proto)]
+                {}, [], []) for p in (LoCoMoProtocol(judge_version=1).describe(), proto)]
     v1, v2 = (r.provenance()["judge_model"] for r in runs)
-    assert v1 == "j" and v2.startswith("j (locomo-judge-v2: category 5 by the decline check")
+    assert (v1, v2) == ("j (judge version 1)", "j (judge version 2)")

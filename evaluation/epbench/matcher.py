@@ -67,7 +67,7 @@ def _in_question(value: str, question: str) -> bool:
 def _found_values(kind: str, text: str, question: str, gold: Sequence[str], universe: Universe) -> list[str]:
     """Known values of `kind` the text names (gold with light fuzziness, others exactly)."""
     generic = universe.generic_event_words
-    known = sorted(universe.values(kind) | set(gold), key=len, reverse=True)
+    known = sorted(universe.values(kind) | set(gold), key=lambda v: (-len(v), v))  # set order varies by hash seed
     found: list[str] = []
     for v in known:
         if v not in gold and _in_question(v, question):
