@@ -99,7 +99,8 @@ class _FailingNER:
     def __init__(self, exc: Exception):
         self.exc = exc
 
-    async def complete_json(self, messages: list[dict[str, str]], model: Any, max_tokens: int | None = None):
+    async def complete_json(self, messages: list[dict[str, str]], model: Any, max_tokens: int | None = None,
+                            stop_repeats: str | None = None):
         raise self.exc
 
 
@@ -116,7 +117,8 @@ def test_failed_question_ner_is_recorded_in_the_prediction(tmp_path: Path) -> No
 
 
 class _FlakySummaries:
-    async def complete(self, messages: list[dict[str, str]], max_tokens: int | None = None) -> ChatResult:
+    async def complete(self, messages: list[dict[str, str]], max_tokens: int | None = None,
+                       stop_repeats: str | None = None) -> ChatResult:
         if "Entity: Bo Stone" in messages[-1]["content"]:
             raise ModelCallError("summary endpoint kept failing")
         return ChatResult("A summary.", 1, 1, False, "fake")

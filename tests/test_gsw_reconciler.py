@@ -35,7 +35,8 @@ class FakeLLM:
         self.reply = reply or (lambda kind, user: {"answers": []})
         self.calls: list[str] = []
 
-    async def complete_json(self, messages: list[dict[str, str]], model: Any, max_tokens: int | None = None):
+    async def complete_json(self, messages: list[dict[str, str]], model: Any, max_tokens: int | None = None,
+                            stop_repeats: str | None = None):
         kind = messages[0]["content"].split("]")[0].lstrip("[")
         user = messages[-1]["content"]
         self.calls.append(kind)
@@ -313,12 +314,14 @@ def test_chunking_and_string_matching() -> None:
 
 def test_operator_failure_is_recorded_not_fatal() -> None:
     class Flaky:
-        async def complete(self, messages: list[dict[str, str]], max_tokens: int | None = None) -> ChatResult:
+        async def complete(self, messages: list[dict[str, str]], max_tokens: int | None = None,
+                       stop_repeats: str | None = None) -> ChatResult:
             if "[GSW:situate]" in messages[0]["content"]:
                 return ChatResult("A short chapter.", 1, 1, False, "fake")
             return ChatResult(messages[-1]["content"].split("Passage:\n", 1)[1], 1, 1, False, "fake")
 
-        async def complete_json(self, messages: list[dict[str, str]], model: Any, max_tokens: int | None = None):
+        async def complete_json(self, messages: list[dict[str, str]], model: Any, max_tokens: int | None = None,
+                            stop_repeats: str | None = None):
             user = messages[-1]["content"]
             if "[GSW:operator]" in messages[0]["content"] and "Two" in user:
                 raise JsonOutputError("no valid OperatorOutput JSON after 3 attempt(s)", ["{"])

@@ -100,11 +100,15 @@ def test_client_stops_reading_at_the_repeat_and_caches_under_its_own_key(scripte
 
 
 def test_gsw_index_key_names_the_rule_only_when_on() -> None:
+    from evaluation.runs.upgrade import GSW as GSW_TARGET
+    from evaluation.runs.upgrade import index_identity_view
     from methods.gsw.method import GSW
 
-    off, on = GSW(services=None), GSW(services=None, stop_repeats=True)  # type: ignore[arg-type]
-    assert "stop_repeats" not in off.params()  # indexes built before the rule keep their keys
-    assert on.params()["stop_repeats"] is True
+    off, on = GSW(services=None, stop_repeats=False), GSW(services=None)  # type: ignore[arg-type]
+    assert off.params()["stop_repeats"] is False and on.params()["stop_repeats"] is True  # on: the default
+    # indexes built before the rule keep their folder names: off hashes as if the key were absent
+    assert "stop_repeats" not in index_identity_view(GSW_TARGET, off.params())
+    assert index_identity_view(GSW_TARGET, on.params())["stop_repeats"] is True
 
 
 def test_a_reply_stored_whole_is_cut_when_read(scripted, tmp_path, monkeypatch) -> None:

@@ -32,7 +32,8 @@ def read_metrics(run: RunFolder, name: str = "metrics.json") -> dict[str, Any]:
     meta = run.read_json("meta.json")
     if artifacts_format(meta) >= 1:
         return metrics
-    return upgrade_metrics(metrics, meta, load_protocol(run).presentation().to_dict())
+    presentation = None if "presentation" in metrics else load_protocol(run).presentation().to_dict()
+    return upgrade_metrics(metrics, meta, presentation)
 
 
 def saved_metrics_text(run: RunFolder) -> str:
