@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import cache, compare, estimate, judge_check, report, rescore, run, usage
+from . import cache, compare, estimate, health, judge_check, report, rescore, run, usage
 from .bundle import command as bundle
 
 
@@ -33,6 +33,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             bundle.main),
     Command("judge-check", "score a judge against the hand-labelled answers (epbench, locomo, longmemeval)",
             judge_check.main),
+    Command("health", "model-free checks that say when a run means nothing; writes RUN_DIR/health.json",
+            health.main),
     Command("cache", "the model-call cache: export, import, stats", cache.main),
     Command("usage", "rebuild a run folder's usage.json from its usage.jsonl (after a kill)", usage.main),
     Command("estimate", "what a run would cost, before any paid call (Hydra overrides)", estimate.main),

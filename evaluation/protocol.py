@@ -21,6 +21,18 @@ class Protocol(ABC):
 
     name: str = "protocol"
     version: str = "1"
+    # The answer prompt's own example values: an answer equal to one was copied from the prompt
+    # (`memeval health`); tests/test_health.py checks that each is in the answer prompt.
+    answer_prompt_examples: tuple[str, ...] = ()
+    # Whether gold answers are spans of the source text (EpBench's names, places and dates), so
+    # that a context can be checked for them; LoCoMo's and LongMemEval's free-text answers are not.
+    gold_strings_in_text: bool = False
+
+    @staticmethod
+    def judge_called(line: dict[str, Any]) -> bool:
+        """Whether a judgments line's verdict came from the judge model (not a model-free rule),
+        so that it counts in the judge's agreement with the grounding check."""
+        return True
 
     @abstractmethod
     def answer_messages(self, question: Question, context_text: str) -> list[dict[str, str]]:

@@ -22,6 +22,7 @@ from model_access.budget import BudgetExceeded
 from model_access.usage import usage_from_journal
 
 from .build import Components, build
+from .health import write_health
 from .replay import active_replay
 from .stages import answer_stage, index_stage, index_store_root, judge_stage
 from .sweep import sweep_name
@@ -154,6 +155,7 @@ def _run(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) 
     if "score" in stages:
         metrics = score_run(run_dir, c.protocol)
         print((run_dir / "results.md").read_text())
+        _health(cfg, run_dir.root)
         log_to_wandb(run_dir, cfg.tracking.mode, cfg.tracking.project,
                      OmegaConf.to_container(cfg, resolve=True), metrics, c.ledger.summary(),
                      name=run_dir.root.name, entity=cfg.tracking.entity, tags=list(cfg.tracking.tags),
@@ -161,6 +163,18 @@ def _run(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) 
     fresh = c.ledger.fresh_calls()
     print(f"run folder: {run_dir.root}\nnew model calls this invocation: {fresh}")
     return run_dir.root
+
+
+def _health(cfg: DictConfig, run: Path) -> None:
+    """health.json beside metrics.json (its own artifact: metrics.json is never touched). A
+    config saved before the `health` group (a bundle's replay of an older run) has no
+    thresholds: the run is then checked by `memeval health RUN_DIR` alone."""
+    thresholds = cfg.get("health")
+    if thresholds is None:
+        print("health: no thresholds in this config; check the run with `memeval health RUN_DIR`")
+        return
+    health = write_health(run, OmegaConf.to_container(thresholds, resolve=True))
+    print(f"health: {health.mark()} (health.json; `memeval health {run}` prints every check)")
 
 
 def _first(group: BaseExceptionGroup) -> BaseException:

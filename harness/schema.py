@@ -101,6 +101,7 @@ class RunConfig:
     concurrency: ConcurrencyConfig = field(default_factory=ConcurrencyConfig)
     budget: BudgetConfig = field(default_factory=BudgetConfig)
     batch: BatchConfig = field(default_factory=BatchConfig)
+    health: Any = MISSING  # conf/health/: the thresholds of the run's health checks (evaluation/health)
 
 
 def register_schemas() -> None:

@@ -11,7 +11,7 @@ import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from datasets.types import ContextCap, Corpus, Question
 from model_access.chat import ChatModel
@@ -62,6 +62,39 @@ class IndexStore:
 
 
 @dataclass
+class IndexCounters:
+    """What one corpus' index holds, counted from its own folder, for `memeval health`.
+
+    The method counts (it alone knows its files); evaluation/health judges the counts against
+    thresholds, never reading a method's files itself. Plain data, so the layer above hands it
+    across the methods/evaluation divide as a dict (`to_dict`).
+    - `empty`: per extracted structure, [units without any of it, units counted] (a unit is what
+      the method extracts from: chapter, session, passage or frame); `at_least`: the structures
+      whose empty count is a lower bound (only totals were readable, e.g. GraphRAG's parquet
+      tables are not bundled: 2 relationships over 19 units leave at least 17 without one);
+    - `names` / `names_not_noun_phrase`: extracted entity names and those that are pronouns or
+      clauses (methods.output_guard.name_problem), with a few `name_samples`;
+    - `example_copies`: stored values equal to the extraction prompt's invented examples that
+      their passage does not contain (what an output guard would have dropped);
+    - `extra`: figures of the method's own; `extra["fusion"]` ({judged, merged, contradicting,
+      contradicting_reasons}) is read by the merge checks.
+    """
+
+    units: int
+    empty: dict[str, list[int]] = field(default_factory=dict)
+    at_least: list[str] = field(default_factory=list)
+    names: int = 0
+    names_not_noun_phrase: int = 0
+    name_samples: list[str] = field(default_factory=list)
+    example_copies: int = 0
+    copy_samples: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass
 class Services:
     """Shared components the harness provides to a method."""
 
@@ -83,6 +116,9 @@ class MemoryMethod(ABC):
     """Base class; subclasses take their YAML parameters as keyword arguments."""
 
     exempt_from_cap = False  # only Vanilla (everything in context) sets this
+    # The exact strings a package returns in place of a context when it found nothing (LightRAG's
+    # fail_response): `memeval health` counts such a context as empty, whatever its length.
+    no_context_markers: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, services: Services, name: str | None = None):
         self.services = services
@@ -102,6 +138,12 @@ class MemoryMethod(ABC):
 
     async def answer(self, index: Any, question: Question, retrieval: Retrieval) -> NativeAnswer | None:
         """The method's own answer, or None (the default) for the harness's shared prompt and model."""
+        return None
+
+    @classmethod
+    def index_counters(cls, folder: Path) -> IndexCounters | None:
+        """Counts of what the index of one corpus holds, read from its folder (the store of that
+        corpus) with no model; None when the method extracts nothing (its index is the text)."""
         return None
 
     def close(self) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from conftest import run_cli, scripted_overrides
 
 ARTIFACTS = ("config.yaml", "meta.json", "index.json", "predictions.jsonl", "judgments.jsonl",
-             "metrics.json", "usage.json", "results.md")
+             "metrics.json", "usage.json", "results.md", "health.json")
 
 
 def _run_dir(tmp: Path, method: str = "embedding_rag") -> Path:

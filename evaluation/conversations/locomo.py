@@ -115,6 +115,12 @@ def _mean(values: list[float]) -> float:
 class LoCoMoProtocol(Protocol):
     name = "locomo"
     version = "1"
+    answer_prompt_examples = ("the week before 9 June 2023",)
+
+    @staticmethod
+    def judge_called(line: dict[str, Any]) -> bool:
+        """Category 5 under judge version 2 is the decline check's verdict, not the judge's."""
+        return not (int(line.get("category", 0)) == 5 and line.get("judge_prompt") == JUDGE_PROMPTS[2])
 
     def __init__(self, include_category_5: bool = False, resamples: int = 1000, seed: int = 0,
                  credit: str = "raw", judge_version: int = 2):

@@ -126,6 +126,7 @@ def reply_f1(kind: str, gold: str, answer: str) -> float:
 class LongMemEvalProtocol(Protocol):
     name = "longmemeval"
     version = "1"
+    answer_prompt_examples = ("last week", "how many days ago")
 
     def __init__(self, variant: str = "oracle", resamples: int = 1000, seed: int = 0, credit: str = "raw"):
         self.variant = variant

@@ -31,6 +31,7 @@ class EpBenchProtocol(Protocol):
 
     name = "epbench"
     version = "2"
+    gold_strings_in_text = True  # the gold items are the book's names, places, dates and events
 
     def __init__(self, policy: str = "lenient", resamples: int = 1000, seed: int = 0,
                  credit: str = "raw", judge_mode: str = "one_pass", data_dir: str | None = None,

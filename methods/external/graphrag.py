@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from methods.base import Services
+from methods.base import IndexCounters, Services
 
 from .base import ExternalMethod
+from .counters import graphrag_counters
 
 
 class GraphRAGMethod(ExternalMethod):
@@ -16,6 +18,10 @@ class GraphRAGMethod(ExternalMethod):
     env_name = "graphrag"
     section_header = r"(?m)^-----(?P<name>[^\n]+?)-----$"
     capped_sections = ("Sources",)  # text units; Reports, Entities, Relationships, Claims are not
+
+    # graphrag 3.3.0 global_search_reduce_system_prompt.NO_DATA_ANSWER (local search's context
+    # builder returns "" instead, which counts as empty anyway)
+    no_context_markers = ("I am sorry but I am unable to answer this question given the provided data.",)
 
     def __init__(self, services: Services, name: str | None = None, max_context_tokens: int = 12000,
                  text_unit_prop: float = 0.5, community_prop: float = 0.1, top_k_entities: int = 10,
@@ -30,6 +36,10 @@ class GraphRAGMethod(ExternalMethod):
             "chunk_size": chunk_size, "chunk_overlap": chunk_overlap, "response_type": response_type,
             "concurrent_requests": concurrent_requests,
             "community_report_max_tokens": community_report_max_tokens}  # None: the package asks no limit
+
+    @classmethod
+    def index_counters(cls, folder: Path) -> IndexCounters | None:
+        return graphrag_counters(folder)
 
     def settings(self) -> dict[str, Any]:
         return dict(self._settings)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from methods.base import Services
+from methods.base import IndexCounters, Services
 
 from .base import ExternalMethod
+from .counters import hipporag2_counters
 
 
 class HippoRAG2Method(ExternalMethod):
@@ -23,6 +25,10 @@ class HippoRAG2Method(ExternalMethod):
                                           "retrieval_top_k": retrieval_top_k}
         if max_new_tokens is not None:
             self._settings["max_new_tokens"] = max_new_tokens
+
+    @classmethod
+    def index_counters(cls, folder: Path) -> IndexCounters | None:
+        return hipporag2_counters(folder)
 
     def settings(self) -> dict[str, Any]:
         return dict(self._settings)

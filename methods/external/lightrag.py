@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from methods.base import Services
+from methods.base import IndexCounters, Services
 
 from .base import ExternalMethod
+from .counters import lightrag_counters
 
 
 class LightRAGMethod(ExternalMethod):
@@ -17,6 +19,10 @@ class LightRAGMethod(ExternalMethod):
     section_header = (r"(?m)^(?P<name>Knowledge Graph Data \((?:Entity|Relationship)\)|Document Chunks"
                       r"|Reference Document List)")
     capped_sections = ("Document Chunks", "Reference Document List")  # entities, relations are not
+
+    # lightrag-hku 1.5.7 prompt.py PROMPTS["fail_response"]: what only_need_context returns when
+    # the keyword search finds no entity, relation or chunk (21 of 40 bundled EpBench contexts)
+    no_context_markers = ("Sorry, I'm not able to provide an answer to that question.[no-context]",)
 
     def __init__(self, services: Services, name: str | None = None, mode: str = "hybrid",
                  chunk_token_size: int = 1200, chunk_overlap_token_size: int = 100,
@@ -30,6 +36,10 @@ class LightRAGMethod(ExternalMethod):
         for key, value in (("top_k", top_k), ("chunk_top_k", chunk_top_k), ("max_total_tokens", max_total_tokens)):
             if value is not None:
                 self._settings[key] = value
+
+    @classmethod
+    def index_counters(cls, folder: Path) -> IndexCounters | None:
+        return lightrag_counters(folder)
 
     def settings(self) -> dict[str, Any]:
         return dict(self._settings)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,8 @@ import numpy as np
 from datasets.types import Corpus, Question, Unit
 from model_access.errors import JsonOutputError, ModelCallError
 
-from ..base import IndexStore, MemoryMethod, Retrieval, Services
+from ..base import IndexCounters, IndexStore, MemoryMethod, Retrieval, Services
+from .counters import gsw_counters
 from .guard import GUARD_VERSION
 from .operator import OperatorStages, StageSettings, outputs_of
 from .prompts import PROMPT_VERSION, ner_messages
@@ -120,6 +122,10 @@ class GSW(MemoryMethod):
         among them: ablations of retrieval share one index)."""
         return {"prompt_version": PROMPT_VERSION, "guard_version": GUARD_VERSION, **asdict(self.settings),
                 **asdict(self.workspace), **asdict(self.reconcile)}
+
+    @classmethod
+    def index_counters(cls, folder: Path) -> IndexCounters | None:
+        return gsw_counters(folder)
 
     @property
     def llm(self) -> Any:

@@ -15,11 +15,13 @@ import asyncio
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from datasets.types import Corpus, Question
 
-from ..base import IndexStore, MemoryMethod, Retrieval, Services
+from ..base import IndexCounters, IndexStore, MemoryMethod, Retrieval, Services
+from .counters import seem_counters
 from .frames import Frame, Passage, extract_passage, frame_from_record, split_passages
 from .fusion import Fusion, Memory, decision_counts, embed_frames
 from .graph import (
@@ -93,6 +95,10 @@ class SEEM(MemoryMethod):
         self.n_facts = top_facts
         self.max_concurrent_passages = max_concurrent_passages
         self.frame_max_tokens, self.facts_max_tokens = frame_max_tokens, facts_max_tokens
+
+    @classmethod
+    def index_counters(cls, folder: Path) -> IndexCounters | None:
+        return seem_counters(folder)
 
     def params(self) -> dict[str, Any]:
         """What defines the index (retrieval settings do not: retrieval ablations share one)."""

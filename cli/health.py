@@ -1,0 +1,51 @@
+"""`memeval health RUN_DIR... [--thresholds FILE] [--no-write]`: say when a run means nothing.
+
+Model-free checks of each scored run folder (and its index folder): the index, the contexts,
+the answers and the judge (evaluation/health/), each against the thresholds of
+conf/health/default.yaml (or --thresholds FILE). Writes RUN_DIR/health.json for each run and
+prints one table (run, scope, check, status, value, threshold, message). Exit status 1 when a
+check failed, so scripts can stop on a degenerate run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str]) -> int:
+    from evaluation.health.run import load_thresholds
+    from evaluation.health.table import markdown, rows
+    from evaluation.runs.locking import FolderBusyError, FolderLock
+    from harness.health import run_health, write_health
+
+    ap = argparse.ArgumentParser(prog="memeval health", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("runs", nargs="+", type=Path, help="scored run folders")
+    ap.add_argument("--thresholds", type=Path, default=None, help="a thresholds YAML (default conf/health/default.yaml)")
+    ap.add_argument("--no-write", action="store_true", help="print the table only; write no health.json")
+    args = ap.parse_args(argv)
+    thresholds = load_thresholds(args.thresholds)
+    table, failed = [], []
+    for run in args.runs:
+        if not (run / "metrics.json").exists():
+            print(f"error: {run} is not a scored run folder (no metrics.json)", file=sys.stderr)
+            return 2
+        try:
+            if args.no_write:
+                health = run_health(run, thresholds)
+            else:
+                with FolderLock(run, "run folder"):  # never write beside a run still writing
+                    health = write_health(run, thresholds)
+        except FolderBusyError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        table += rows(run.name, health)
+        if health.failed:
+            failed.append(f"{run.name}: {health.mark()}")
+    print(markdown(table))
+    print(f"\n{len(args.runs) - len(failed)} of {len(args.runs)} runs without a failed check")
+    for line in failed:
+        print(f"- {line}")
+    return 1 if failed else 0

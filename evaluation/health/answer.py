@@ -1,0 +1,90 @@
+"""Answer checks, from predictions.jsonl: looping answers, copied prompt examples, refusals.
+
+A looping answer says one item `loop_item_repeats` times (a list line, a sentence, or a short
+comma-separated item; list numbers dropped, dates read as calendar days so "May 3, 2024" stays
+one item) or repeats a run of `loop_words` words (model_access.repeat_stop's plain-text rule,
+the one that cuts looping replies at the source). A refusal is an answer whose every sentence
+declines (evaluation.answer_text); it counts only on answerable questions, whose gold is
+neither empty (EpBench's no-event questions) nor itself a decline (LoCoMo category 5).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from model_access.repeat_stop import cut_text_repeats
+
+from ..answer_text import find_dates, is_refusal_sentence, normalize, sentences
+from ..runs.health_file import Check
+from .grading import check, pct, share
+
+SCOPE = "answer"
+_LIST_MARK = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s*")
+_COMMA_ITEM = re.compile(r",\s*|\s+and\s+")
+MAX_ITEM_WORDS = 6  # a comma-separated piece this short is a list item, not a clause
+
+
+def _dates_as_words(text: str) -> str:
+    """Each date written as one token, so that its comma never splits a list item."""
+    for d in reversed(find_dates(text)):
+        a, b = d.span
+        text = f"{text[:a]}{d.key.replace('-', '_')}{text[b:]}"
+    return text
+
+
+def items(answer: str) -> list[str]:
+    """The answer's items, normalised: list lines, sentences, and short comma-separated items."""
+    out: list[str] = []
+    for line in answer.split("\n"):
+        line = _LIST_MARK.sub("", line).strip()
+        for s in sentences(line) if line else []:
+            s = _dates_as_words(s)
+            parts = [p for p in _COMMA_ITEM.split(s) if p.strip()]
+            if len(parts) >= 3 and all(len(p.split()) <= MAX_ITEM_WORDS for p in parts):
+                out += parts
+            else:
+                out.append(s)
+    return [k for k in (normalize(x) for x in out) if k]
+
+
+def loop(answer: str, item_repeats: int, words: int) -> str | None:
+    """What repeats in a looping answer ('3x "hazel lewis"' or a word run), None when none."""
+    top = Counter(items(answer)).most_common(1)
+    if top and top[0][1] >= item_repeats:
+        return f"{top[0][1]}x {top[0][0][:60]!r}"
+    cut = cut_text_repeats(answer, words)
+    return None if cut is None else f"{words} words again: {answer[cut.at:cut.at + 60]!r}"
+
+
+def declines(answer: str) -> bool:
+    parts = sentences(answer)
+    return bool(parts) and all(is_refusal_sentence(s) for s in parts)
+
+
+def answerable(p: dict[str, Any]) -> bool:
+    gold = [str(g) for g in (p.get("gold") or []) if str(g).strip()]
+    return bool(gold) and not all(declines(g) for g in gold)
+
+
+def answer_checks(predictions: list[dict[str, Any]], examples: tuple[str, ...], th: dict[str, Any]) -> list[Check]:
+    n = len(predictions)
+    answers = [(str(p.get("question_id")), str(p.get("answer") or "")) for p in predictions]
+    loops = [(q, why) for q, a in answers if (why := loop(a, int(th["loop_item_repeats"]), int(th["loop_words"])))]
+    first = f"; e.g. {loops[0][0]}: {loops[0][1]}" if loops else ""
+    out = [check("looping_answers", SCOPE, share(len(loops), n), th["loops"], f"{pct(len(loops), n)} answers loop{first}")]
+    keys = {normalize(e) for e in examples}
+    copied = [q for q, a in answers if normalize(a) in keys]
+    if keys:
+        out.append(check("prompt_example_answers", SCOPE, share(len(copied), n), th["example"],
+                         f"{pct(len(copied), n)} answers equal the answer prompt's example "
+                         f"({', '.join(repr(e) for e in examples)})"))
+    else:
+        out.append(check("prompt_example_answers", SCOPE, None, th["example"],
+                         "the answer prompt gives no example value", status="ok"))
+    asked = [p for p in predictions if answerable(p)]
+    refused = sum(declines(str(p.get("answer") or "")) for p in asked)
+    out.append(check("refusals", SCOPE, share(refused, len(asked)), th["refusals"],
+                     f"{pct(refused, len(asked))} answerable questions declined"))
+    return out

@@ -1,0 +1,109 @@
+"""Context checks: what the answering model was given, from predictions.jsonl and metrics.json.
+
+- empty: an empty context, or one that is only the method's package's no-context marker (the
+  exact strings each method declares, `MemoryMethod.no_context_markers`; never a length rule);
+- distinct: distinct contexts per question (per corpus); a retriever that serves the same few
+  contexts to every question ignores the question. Not judged when every context is the whole
+  corpus (Vanilla), where one context for all questions is the design;
+- gold_recall: the gold units the context holds (metrics.json, computed by the score stage);
+- gold_strings: the gold answer strings (normalised; dates by calendar day) found in the context,
+  judged against gold-unit recall where the protocol's gold strings are spans of the text: units
+  that are named but whose content is gone (a summary, a graph) show up here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..answer_text import find_dates, normalize, parse_date
+from ..runs.health_file import Check
+from .grading import check, not_measured, pct, share
+
+SCOPE = "context"
+
+
+def is_empty(context: str, markers: tuple[str, ...]) -> bool:
+    """True for an empty context and for one made only of no-context markers."""
+    for m in markers:
+        context = context.replace(m, "")
+    return not context.strip()
+
+
+def _whole_corpus(predictions: list[dict[str, Any]], corpus_units: dict[str, int]) -> bool:
+    """Every context holds every unit of its corpus (the design of Vanilla)."""
+    return bool(predictions) and all(
+        corpus_units.get(str(p.get("corpus_id"))) and
+        len(set(p.get("context_chapters") or [])) >= corpus_units[str(p.get("corpus_id"))] for p in predictions)
+
+
+class _Text:
+    """A context normalised once for gold-string look-ups."""
+
+    def __init__(self, text: str):
+        self.words = f" {normalize(text)} "
+        self.dates = {d.key for d in find_dates(text)}
+
+    def has(self, gold: str) -> bool:
+        date = parse_date(gold)
+        if date is not None:
+            return date.key in self.dates
+        key = normalize(gold)
+        return bool(key) and f" {key} " in self.words
+
+
+def gold_string_share(predictions: list[dict[str, Any]], markers: tuple[str, ...]) -> tuple[int, int]:
+    """(gold strings found in their question's context, gold strings) over questions with gold units."""
+    found = total = 0
+    for p in predictions:
+        gold = [str(g) for g in (p.get("gold") or []) if str(g).strip()]
+        if not gold or not p.get("gold_units"):
+            continue
+        ctx = str(p.get("context_text") or "")
+        for m in markers:
+            ctx = ctx.replace(m, "")
+        text = _Text(ctx)
+        found += sum(text.has(g) for g in gold)
+        total += len(gold)
+    return found, total
+
+
+def context_checks(predictions: list[dict[str, Any]], metrics: dict[str, Any], markers: tuple[str, ...],
+                   gold_in_text: bool, corpus_units: dict[str, int], th: dict[str, Any]) -> list[Check]:
+    n = len(predictions)
+    contexts = [str(p.get("context_text") or "") for p in predictions]
+    empty = sum(is_empty(c, markers) for c in contexts)
+    marked = sum(1 for c in contexts if c.strip() and is_empty(c, markers))
+    out = [check("empty_contexts", SCOPE, share(empty, n), th["empty"],
+                 f"{pct(empty, n)} contexts empty" + (f" ({marked} only the package's no-context marker)"
+                                                      if marked else ""))]
+    distinct = len({(p.get("corpus_id"), c.strip()) for p, c in zip(predictions, contexts, strict=True)})
+    if _whole_corpus(predictions, corpus_units):
+        out.append(not_measured("distinct_contexts", SCOPE, th["distinct"],
+                                f"{distinct} distinct contexts: every context is the whole corpus (by design)"))
+    else:
+        out.append(check("distinct_contexts", SCOPE, share(distinct, n), th["distinct"],
+                         f"{distinct} distinct contexts for {n} questions", low_is_bad=True))
+    overall = (metrics.get("retrieval") or {}).get("overall") or {}
+    recall = overall.get("gold_recall")
+    if recall is None:
+        out.append(not_measured("gold_unit_recall", SCOPE, th["gold_recall"], "no question with gold units"))
+    else:
+        out.append(check("gold_unit_recall", SCOPE, round(float(recall), 4), th["gold_recall"],
+                         f"gold-unit recall {recall:.2f} over {overall.get('n_with_gold')} questions with gold units",
+                         low_is_bad=True))
+    found, total = gold_string_share(predictions, markers)
+    strings = share(found, total)
+    what = f"{pct(found, total)} gold answer strings in the context"
+    if strings is None:
+        out.append(not_measured("gold_strings", SCOPE, th["gold_strings"], "no gold answer strings"))
+    elif not gold_in_text:
+        out.append(not_measured("gold_strings", SCOPE, th["gold_strings"],
+                                f"{what}: figure only, the protocol's gold answers are not spans of the text"))
+    elif not recall:
+        out.append(not_measured("gold_strings", SCOPE, th["gold_strings"],
+                                f"{what}: no gold unit in any context (see gold_unit_recall)"))
+    else:
+        ratio = round(strings / float(recall), 4)
+        out.append(check("gold_strings", SCOPE, ratio, th["gold_strings"],
+                         f"{what}, {ratio:.2f} of what its gold-unit recall {recall:.2f} claims", low_is_bad=True))
+    return out

@@ -1,0 +1,59 @@
+"""One run's health: the four scopes' checks on one run folder, as a Health (health.json)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from hydra.utils import get_class
+from omegaconf import OmegaConf
+
+from ..protocol import Protocol
+from ..runs.folder import RunFolder
+from ..runs.health_file import Health
+from ..runs.scoring import read_metrics
+from ..runs.upgrade import read_config
+from .answer import answer_checks
+from .context import context_checks
+from .index import index_checks
+from .judge import judge_checks
+
+DEFAULT_THRESHOLDS = Path(__file__).resolve().parents[2] / "conf" / "health" / "default.yaml"
+
+
+def load_thresholds(path: Path | None = None) -> dict[str, Any]:
+    """The thresholds as a plain dict, from conf/health/default.yaml (or `path`) without Hydra."""
+    data = OmegaConf.to_container(OmegaConf.load(path or DEFAULT_THRESHOLDS), resolve=True)
+    assert isinstance(data, dict)
+    return data.get("health", data)  # a file may hold the group under its package name
+
+
+def protocol_class(run: Path) -> type[Protocol]:
+    """The run's protocol class (its declarations only: nothing is instantiated or loaded)."""
+    return get_class(str(read_config(run).dataset.protocol._target_))
+
+
+def corpus_units(run: Path) -> dict[str, int]:
+    """Units per corpus as the index stage recorded them (index.json), for the whole-corpus test."""
+    path = run / "index.json"
+    if not path.exists():
+        return {}
+    return {str(c["corpus_id"]): int(c.get("units") or 0) for c in json.loads(path.read_text()).get("corpora", [])}
+
+
+def check_run(run: Path, thresholds: dict[str, Any], index: dict[str, Any] | None = None,
+              markers: tuple[str, ...] = ()) -> Health:
+    """Every check on a scored run folder. `index` and `markers` come from the method (the layer
+    above reads them: harness/health.py); thresholds as load_thresholds gives them."""
+    folder = RunFolder(run)
+    predictions = folder.read_jsonl("predictions.jsonl")
+    judgments = folder.read_jsonl("judgments.jsonl")
+    metrics = read_metrics(folder)
+    proto = protocol_class(run)
+    checks = [*index_checks(index, thresholds["index"]),
+              *context_checks(predictions, metrics, markers, proto.gold_strings_in_text, corpus_units(run),
+                              thresholds["context"]),
+              *answer_checks(predictions, tuple(proto.answer_prompt_examples), thresholds["answer"]),
+              *judge_checks(run, metrics, judgments, proto.judge_called, thresholds["judge"])]
+    return Health(checks)

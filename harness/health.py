@@ -1,0 +1,67 @@
+"""Run health where methods and evaluation meet: the method's own index counters and no-context
+markers, handed as plain data to evaluation/health, and RUN_DIR/health.json written.
+
+Used by the score stage (harness/pipeline.py) and `memeval health` (cli/health.py). The index
+folder is the one index.json records; a run folder moved into a bundle finds it under the
+bundle's indexes/ (results/<bundle>/runs/<dataset>/<run> -> results/<bundle>/indexes/<name>).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from hydra.utils import get_class
+
+from evaluation.health.run import check_run
+from evaluation.runs.folder import RunFolder
+from evaluation.runs.health_file import Health
+from evaluation.runs.upgrade import read_config
+from methods.base import MemoryMethod
+
+
+def method_class(run: Path) -> type[MemoryMethod]:
+    return get_class(str(read_config(run).method._target_))
+
+
+def index_folder(run: Path, recorded: str | None) -> Path | None:
+    """The run's index folder: as recorded (absolute, or relative to the working directory or to
+    the project root above runs/<dataset>/<run>), else the bundle's indexes/<name>."""
+    if not recorded:
+        return None
+    path = Path(recorded)
+    parents = run.resolve().parents
+    top = parents[2] if len(parents) > 2 else None  # above runs/<dataset>/<run>
+    candidates = [path] if path.is_absolute() else [path, *([top / path] if top else [])]
+    if top is not None:
+        candidates.append(top / "indexes" / path.name)
+    return next((c for c in candidates if c.is_dir()), None)
+
+
+def index_view(run: Path, cls: type[MemoryMethod]) -> dict[str, Any]:
+    """What evaluation/health's index checks read: does the method extract, and its counters per corpus."""
+    extracts = cls.index_counters.__func__ is not MemoryMethod.index_counters.__func__  # type: ignore[attr-defined]
+    info = json.loads((run / "index.json").read_text(encoding="utf-8")) if (run / "index.json").exists() else {}
+    recorded = info.get("index_folder")
+    view: dict[str, Any] = {"extracts": extracts, "folder": recorded, "corpora": {}}
+    if not extracts:
+        return view
+    root = index_folder(run, recorded)
+    for c in info.get("corpora", []):
+        cid = str(c["corpus_id"])
+        counters = cls.index_counters(root / cid) if root is not None and (root / cid).is_dir() else None
+        view["corpora"][cid] = None if counters is None else counters.to_dict()
+    return view
+
+
+def run_health(run: Path, thresholds: dict[str, Any]) -> Health:
+    cls = method_class(run)
+    return check_run(run, thresholds, index_view(run, cls), tuple(cls.no_context_markers))
+
+
+def write_health(run: Path, thresholds: dict[str, Any]) -> Health:
+    """Check the run and write RUN_DIR/health.json (its own artifact; metrics.json is untouched)."""
+    health = run_health(run, thresholds)
+    RunFolder(run).write_json("health.json", health.to_dict())
+    return health

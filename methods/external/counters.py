@@ -1,0 +1,117 @@
+"""The baselines' index counters for `memeval health`, read from the package's own saved index
+(`<corpus folder>/package/`) and the worker's index_done.json; no package is imported.
+
+Example values are the packages' own extraction prompts' (HippoRAG's one-shot "Radio City"
+passage, LightRAG's entity-type list), copied from their sources at the pinned versions; a
+stored name equal to one that the unit's text does not contain was copied from the prompt.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..base import IndexCounters
+from ..output_guard import ChunkText, copied, name_counts
+
+DONE = "index_done.json"
+# hipporag 2.0.0a4 prompts/templates/ner.py and triple_extraction.py: the one-shot example
+HIPPORAG_EXAMPLES = ("Radio City", "India", "3 July 2001", "Hindi", "English", "May 2008", "PlanetRadiocity.com",
+                     "private FM radio station", "New Media", "music portal")
+# lightrag-hku 1.5.7 prompt.py: default_entity_types_guidance (the types, and Other) and the JSON
+# example's placeholders; an entity named like a type ("Person") is a type copied as a name
+LIGHTRAG_EXAMPLES = ("Person", "Creature", "Organization", "Location", "Event", "Concept", "Method", "Content",
+                     "Data", "Artifact", "NaturalObject", "Other", "UNKNOWN", "<entity_name>", "<related_entity_name>")
+
+
+def _json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _done(folder: Path) -> dict[str, Any]:
+    return _json(folder / DONE) if (folder / DONE).exists() else {}
+
+
+def hipporag2_counters(folder: Path) -> IndexCounters | None:
+    """Units: passages (chapters/sessions); structures: phrase nodes (entities) and triples."""
+    files = sorted((folder / "package").glob("openie_results*.json"))
+    if not files:
+        return None
+    docs = _json(files[0]).get("docs", [])
+    names: list[str] = []
+    copies: list[str] = []
+    for d in docs:
+        ents = [str(e) for e in d.get("extracted_entities", [])]
+        triple_values = [str(v) for t in d.get("extracted_triples", []) for v in t]
+        names += ents
+        copies += copied(ents + triple_values, ChunkText(str(d.get("passage", ""))), HIPPORAG_EXAMPLES)
+    n, bad, samples = name_counts(names)
+    graph = (_done(folder).get("index") or {}).get("graph", {})
+    return IndexCounters(
+        units=len(docs),
+        empty={"entities": [sum(1 for d in docs if not d.get("extracted_entities")), len(docs)],
+               "triples": [sum(1 for d in docs if not d.get("extracted_triples")), len(docs)]},
+        names=n, names_not_noun_phrase=bad, name_samples=samples,
+        example_copies=len(copies), copy_samples=sorted(set(copies))[:5], extra={"graph": graph})
+
+
+def lightrag_counters(folder: Path) -> IndexCounters | None:
+    """Units: the documents inserted (chapters/sessions); structures: entities and relations per
+    document (kv_store_full_entities / kv_store_full_relations)."""
+    pkg = folder / "package"
+    if not (pkg / "kv_store_full_entities.json").exists():
+        return None
+    entities = _json(pkg / "kv_store_full_entities.json")
+    relations = _json(pkg / "kv_store_full_relations.json") if (pkg / "kv_store_full_relations.json").exists() else {}
+    docs = _json(pkg / "kv_store_full_docs.json") if (pkg / "kv_store_full_docs.json").exists() else {}
+    ids = sorted(set(entities) | set(relations) | set(docs))
+    names: list[str] = []
+    copies: list[str] = []
+    for i in ids:
+        ents = [str(e) for e in (entities.get(i) or {}).get("entity_names", [])]
+        names += ents
+        copies += copied(ents, ChunkText(str((docs.get(i) or {}).get("content", ""))), LIGHTRAG_EXAMPLES)
+    n, bad, samples = name_counts(names)
+    return IndexCounters(
+        units=len(ids),
+        empty={"entities": [sum(1 for i in ids if not (entities.get(i) or {}).get("entity_names")), len(ids)],
+               "relations": [sum(1 for i in ids if not (relations.get(i) or {}).get("relation_pairs")), len(ids)]},
+        names=n, names_not_noun_phrase=bad, name_samples=samples,
+        example_copies=len(copies), copy_samples=sorted(set(copies))[:5])
+
+
+def _parquet(path: Path) -> Any:
+    import pandas as pd  # only when the tables are there (a bundle leaves them out)
+
+    return pd.read_parquet(path)
+
+
+def graphrag_counters(folder: Path) -> IndexCounters | None:
+    """Units: text units. With the output parquet tables: entities and relationships per text
+    unit; without them (bundles keep no binary tables) the totals of index_done.json, whose
+    shortfall below one per unit is a lower bound on the units without any (`at_least`).
+    Communities are counted for the corpus: fewer than two is no community structure."""
+    out = folder / "package" / "output"
+    counts = (_done(folder).get("index") or {}).get("counts", {})
+    extra = {"totals": counts}
+    if (out / "entities.parquet").exists() and (out / "text_units.parquet").exists():
+        units = _parquet(out / "text_units.parquet")
+        ent = _parquet(out / "entities.parquet")
+        rel = _parquet(out / "relationships.parquet") if (out / "relationships.parquet").exists() else None
+        ids = [str(u) for u in units["id"]]
+
+        def touched(table: Any) -> set[str]:
+            return set() if table is None else {str(t) for ts in table["text_unit_ids"] for t in list(ts)}
+
+        names = [str(t) for t in ent["title"]]
+        n, bad, samples = name_counts(names)
+        return IndexCounters(
+            units=len(ids), empty={"entities": [sum(1 for i in ids if i not in touched(ent)), len(ids)],
+                                   "relationships": [sum(1 for i in ids if i not in touched(rel)), len(ids)]},
+            names=n, names_not_noun_phrase=bad, name_samples=samples, extra=extra)
+    if not counts.get("text_units"):
+        return None
+    n_units = int(counts["text_units"])
+    empty = {k: [max(0, n_units - int(counts.get(k, 0))), n_units] for k in ("entities", "relationships")}
+    return IndexCounters(units=n_units, empty=empty, at_least=sorted(empty), extra=extra)

@@ -1,0 +1,76 @@
+"""GSW's index counters for `memeval health`, read from a corpus' saved workspaces (no model).
+
+Units are chapters. A chapter is empty of a structure when its workspace holds no entity, no
+Space/Time node with a value, or no entity summary. Names are the entities' names; example
+copies are stored values equal to one of the Operator prompts' invented examples (any prompt
+version) that the chapter's text does not contain, i.e. what got past the guard, while
+`extra["guard_dropped_copies"]` counts the replies the guard caught copying.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..base import IndexCounters
+from ..output_guard import ChunkText, copied, name_counts
+from .guard import ALL_EXAMPLES
+
+STRUCTURES = ("entities", "space_time", "summaries")
+
+
+def _workspaces(folder: Path) -> Iterator[dict[str, Any]]:
+    """Each chapter's workspace: chapters/<id>.json, or the one global workspace."""
+    chapters = sorted((folder / "chapters").glob("*.json"))
+    paths = chapters or [p for p in [folder / "global" / "workspace.json"] if p.exists()]
+    for p in paths:
+        yield json.loads(p.read_text(encoding="utf-8"))
+
+
+def _values(ws: dict[str, Any]) -> list[str]:
+    out = [e["name"] for e in ws["entities"].values()]
+    for e in ws["entities"].values():
+        for r in e.get("roles", []):
+            out += [r.get("role", ""), *r.get("states", [])]
+    out += [v.get("phrase", "") for v in ws.get("verbs", {}).values()]
+    out += [h.get("value", "") for n in ws.get("nodes", {}).values() for h in n.get("history", [])]
+    return [v for v in out if v]
+
+
+def _per_chapter(ws: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """chapter id -> count of each structure (a global workspace spans several chapters)."""
+    chapter_of = {c["id"]: c["chapter"] for c in ws.get("chunks", [])}
+    counts = {ch: dict.fromkeys(STRUCTURES, 0) for ch in ws.get("chapters", [])}
+    for e in ws["entities"].values():
+        for ch in {chapter_of.get(c) for c in e.get("chunks", [])} & counts.keys():
+            counts[ch]["entities"] += 1
+        for ch in set(e.get("summaries", {})) & counts.keys():
+            counts[ch]["summaries"] += 1
+    for n in ws.get("nodes", {}).values():
+        for ch in {chapter_of.get(h.get("chunk")) for h in n.get("history", [])} & counts.keys():
+            counts[ch]["space_time"] += 1
+    return counts
+
+
+def gsw_counters(folder: Path) -> IndexCounters | None:
+    chapters: dict[str, dict[str, int]] = {}
+    names: list[str] = []
+    copies: list[str] = []
+    caught = 0
+    for ws in _workspaces(folder):
+        chapters.update(_per_chapter(ws))
+        names += [e["name"] for e in ws["entities"].values()]
+        text = ChunkText(" ".join(c.get("text", "") for c in ws.get("chunks", [])))
+        copies += copied(_values(ws), text, ALL_EXAMPLES)
+        caught += sum(int((c.get("guard") or {}).get("replies_copying_examples", 0)) for c in ws.get("chunks", []))
+    if not chapters:
+        return None
+    n, bad, samples = name_counts(names)
+    return IndexCounters(
+        units=len(chapters),
+        empty={s: [sum(1 for c in chapters.values() if not c[s]), len(chapters)] for s in STRUCTURES},
+        names=n, names_not_noun_phrase=bad, name_samples=samples,
+        example_copies=len(copies), copy_samples=sorted(set(copies))[:5],
+        extra={"guard_dropped_copies": caught})

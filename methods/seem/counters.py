@@ -1,0 +1,76 @@
+"""SEEM's index counters for `memeval health`, read from a corpus' memory.json and graph.json.
+
+- units: the memory's frames (after fusion); a frame with no event is empty of events. Facts
+  are counted per passage (the frames' provenance), as the facts call runs per passage.
+- names: event participants and the graph's entity names.
+- example copies: stored values that contain one of the frame prompt's invented multi-word
+  examples ("Harbour Bakery", "Mira Tolk"). The passage text is not stored with the frames, so
+  unlike the guard this cannot check that the passage lacks it: the examples are invented so
+  that no data holds them.
+- fusion: judged pairs, merges, and merges whose own reason says the frames differ (the judge
+  wrote "a different event" and the verdict still merged), with their reasons.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ..base import IndexCounters
+from ..output_guard import name_counts, norm
+from .prompts import EXAMPLE_VALUES
+
+# a merge reason that says the two frames are not one event (the fuse-judge's "weak" wording,
+# and its variants in the bundled decisions)
+CONTRADICTS = re.compile(
+    r"\b(?:(?:a |is a |are |describes? a )?different (?:events?|episodes?|people|participants)"
+    r"|not the same (?:event|episode)|unrelated|should not be merged|cannot be merged|distinct events?)\b",
+    re.I)
+_EXAMPLES = [f" {norm(v)} " for v in EXAMPLE_VALUES if len(norm(v).split()) > 1]
+
+
+def _copies(values: list[str]) -> list[str]:
+    return [v for v in values if any(e in f" {norm(v)} " for e in _EXAMPLES)]
+
+
+def _event_values(frames: list[dict[str, Any]]) -> list[str]:
+    out: list[str] = []
+    for f in frames:
+        out.append(f.get("summary", ""))
+        for e in f.get("events", []):
+            out += [*e.get("participants", []), *(str(e.get(k) or "") for k in
+                                                  ("action", "time_raw", "location", "reason", "method"))]
+    return [v for v in out if v]
+
+
+def fusion_counts(decisions: list[dict[str, Any]]) -> dict[str, Any]:
+    merged = [d for d in decisions if d.get("merged")]
+    against = [d for d in merged if CONTRADICTS.search(str(d.get("reason", "")))]
+    return {"judged": len(decisions), "merged": len(merged), "contradicting": len(against),
+            "contradicting_reasons": [f"{d.get('new')}->{d.get('existing')}: {str(d.get('reason', ''))[:160]}"
+                                      for d in against]}
+
+
+def seem_counters(folder: Path) -> IndexCounters | None:
+    if not (folder / "memory.json").exists():
+        return None
+    memory = json.loads((folder / "memory.json").read_text(encoding="utf-8"))
+    graph_path = folder / "graph.json"
+    graph = json.loads(graph_path.read_text(encoding="utf-8")) if graph_path.exists() else None
+    frames = memory.get("frames", [])
+    passages = sorted({p for f in frames for p in f.get("provenance", [])})
+    empty: dict[str, list[int]] = {"events": [sum(1 for f in frames if not f.get("events")), len(frames)]}
+    names = [p for f in frames for e in f.get("events", []) for p in e.get("participants", [])]
+    copies = _copies(_event_values(frames))
+    if graph is not None:  # the seem_no_graph ablation has no facts layer
+        with_facts = {str(f.get("passage")) for f in graph.get("facts", [])}
+        empty["facts"] = [sum(1 for p in passages if p not in with_facts), len(passages)]
+        names += list(graph.get("names", []))
+        copies += _copies([str(f.get(k, "")) for f in graph.get("facts", []) for k in ("subject", "predicate", "object")])
+    n, bad, samples = name_counts(names)
+    return IndexCounters(
+        units=len(frames), empty=empty, names=n, names_not_noun_phrase=bad, name_samples=samples,
+        example_copies=len(copies), copy_samples=sorted({c[:80] for c in copies})[:5],
+        extra={"passages": len(passages), "fusion": fusion_counts(memory.get("decisions", []))})

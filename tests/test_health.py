@@ -1,0 +1,321 @@
+"""Run health on hand-built run and index folders: each check can fail, and does where it should.
+
+The run folders are made here (config.yaml naming a method and a protocol, predictions,
+judgments, metrics, index.json); the index folders are tiny GSW / SEEM / LightRAG / GraphRAG /
+HippoRAG 2 stores written the way those methods write theirs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evaluation.health.answer import answer_checks, loop
+from evaluation.health.context import context_checks, is_empty
+from evaluation.health.index import index_checks
+from evaluation.health.judge import judge_checks
+from evaluation.health.run import load_thresholds
+from evaluation.runs.health_file import read_health
+from harness.health import index_folder, run_health, write_health
+from methods.output_guard import name_problem
+
+TH = load_thresholds()
+LIGHTRAG = "methods.external.lightrag.LightRAGMethod"
+EPBENCH = "evaluation.epbench.protocol.EpBenchProtocol"
+LOCOMO = "evaluation.conversations.locomo.LoCoMoProtocol"
+REFUSAL = "Sorry, I'm not able to provide an answer to that question.[no-context]"
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj), encoding="utf-8")
+
+
+def _pred(i: int, context: str, answer: str = "Henry Reed", **kw: Any) -> dict[str, Any]:
+    return {"question_id": f"q{i}", "corpus_id": "book", "question": f"question {i}?", "gold": ["Henry Reed"],
+            "gold_units": ["1"], "answer": answer, "context_text": context, "context_tokens": 5,
+            "context_chapters": ["1"], **kw}
+
+
+def make_run(root: Path, predictions: list[dict[str, Any]], method: str = "methods.vanilla.Vanilla",
+             protocol: str = EPBENCH, judgments: list[dict[str, Any]] | None = None,
+             metrics: dict[str, Any] | None = None, index_folder: str | None = None, units: int = 3) -> Path:
+    """A scored run folder as the score stage leaves it (current formats)."""
+    run = root / "runs" / "book" / "m-0000000000"
+    run.mkdir(parents=True)
+    (run / "config.yaml").write_text(f"run_format: 1\nmethod:\n  _target_: {method}\n"
+                                     f"dataset:\n  protocol:\n    _target_: {protocol}\n", encoding="utf-8")
+    _write_json(run / "meta.json", {"run_format": 1, "method": "m"})
+    _write_json(run / "metrics.json", metrics or {"n_judge_failed": 0,
+                                                  "retrieval": {"overall": {"gold_recall": 1.0, "n_with_gold": 1}}})
+    _write_json(run / "index.json", {"corpora": [{"corpus_id": "book", "units": units}],
+                                     "index_folder": index_folder})
+    for name, rows in (("predictions.jsonl", predictions), ("judgments.jsonl", judgments or [
+            {"question_id": p["question_id"]} for p in predictions])):
+        (run / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return run
+
+
+def _by_name(health: Any) -> dict[str, Any]:
+    return {c.name: c for c in health.checks}
+
+
+# -- context -----------------------------------------------------------------------------------
+def test_a_refusal_context_counts_as_empty(tmp_path: Path) -> None:
+    """LightRAG's no-context string is 16 tokens of text, and still an empty context."""
+    preds = [_pred(i, REFUSAL if i < 3 else f"Chapter {i}: Henry Reed was there.") for i in range(10)]
+    run = make_run(tmp_path, preds, method=LIGHTRAG)
+    empty = _by_name(run_health(run, TH))["empty_contexts"]
+    assert empty.value == 0.3 and empty.status == "fail"
+    assert "3 only the package's no-context marker" in empty.message
+    # without the method's marker list the same contexts look full: the list is what catches it
+    plain = _by_name(run_health(make_run(tmp_path / "v", preds), TH))["empty_contexts"]
+    assert plain.value == 0.0 and plain.status == "ok"
+    assert is_empty(f"  {REFUSAL}\n", (REFUSAL,)) and not is_empty(f"{REFUSAL} Chapter 1", (REFUSAL,))
+
+
+def test_forty_questions_sharing_nine_contexts_fail_distinct_context() -> None:
+    shared = [_pred(i, f"context number {i % 9}") for i in range(40)]
+    check = {c.name: c for c in context_checks(shared, {}, (), True, {"book": 19}, TH["context"])}["distinct_contexts"]
+    assert check.value == pytest.approx(9 / 40, abs=1e-4) and check.status == "fail"
+    own = [_pred(i, f"context number {i}") for i in range(40)]
+    assert {c.name: c for c in context_checks(own, {}, (), True, {"book": 19}, TH["context"])}[
+        "distinct_contexts"].status == "ok"
+
+
+def test_one_context_for_every_question_is_not_judged_when_it_is_the_whole_corpus() -> None:
+    """Vanilla gives every question the whole book: one context by design."""
+    whole = [_pred(i, "the whole book", context_chapters=["1", "2", "3"]) for i in range(40)]
+    check = {c.name: c for c in context_checks(whole, {}, (), True, {"book": 3}, TH["context"])}["distinct_contexts"]
+    assert check.status == "ok" and check.value is None and "whole corpus" in check.message
+    part = [_pred(i, "the whole book", context_chapters=["1", "2"]) for i in range(40)]
+    assert {c.name: c for c in context_checks(part, {}, (), True, {"book": 3}, TH["context"])}[
+        "distinct_contexts"].status == "fail"
+
+
+def test_gold_strings_missing_from_contexts_that_claim_the_gold_units_fail() -> None:
+    metrics = {"retrieval": {"overall": {"gold_recall": 1.0, "n_with_gold": 4}}}
+    summaries = [_pred(i, "A summary: someone went somewhere on some day.") for i in range(4)]
+    check = {c.name: c for c in context_checks(summaries, metrics, (), True, {}, TH["context"])}["gold_strings"]
+    assert check.status == "fail" and check.value == 0.0
+    dated = [_pred(0, "On May 3, 2024 Henry Reed arrived.", gold=["Henry Reed", "2024-05-03"])]
+    check = {c.name: c for c in context_checks(dated, metrics, (), True, {}, TH["context"])}["gold_strings"]
+    assert check.value == 1.0 and check.status == "ok"  # a date is found in another format
+    free = {c.name: c for c in context_checks(summaries, metrics, (), False, {}, TH["context"])}["gold_strings"]
+    assert free.status == "ok" and "figure only" in free.message  # free-text gold: reported only
+
+
+# -- answers -----------------------------------------------------------------------------------
+def test_a_looping_answer_is_flagged() -> None:
+    th = TH["answer"]
+    assert loop("1. Hazel Lewis\n2. Chris Castillo\n3. Hazel Lewis\n4. Hazel Lewis", 3, 12)
+    assert loop("Henry Reed, Henry Reed, Henry Reed, Zoe Brown", 3, 12)
+    words = "the parkour workshop was set to begin soon and an eerie silence hung over the park"
+    assert loop(f"{words}. Then {words}.", 3, 12)
+    assert loop("Hazel Lewis, Chris Castillo and Henry Reed went on May 3, 2024, June 3, 2024 and July 3, 2024.",
+                3, 12) is None  # three dates of one year are three items, not a loop on "2024"
+    preds = [_pred(i, "c", answer="Henry Reed, Henry Reed, Henry Reed" if i < 4 else "Henry Reed") for i in range(10)]
+    check = {c.name: c for c in answer_checks(preds, (), th)}["looping_answers"]
+    assert check.value == 0.4 and check.status == "fail" and "q0" in check.message
+
+
+def test_answers_equal_to_the_prompt_example_and_refusals() -> None:
+    preds = [_pred(i, "c", answer="The week before 9 June 2023." if i < 2 else "Henry Reed") for i in range(10)]
+    preds.append(_pred(10, "c", answer="Not mentioned in the conversation", gold=["Not mentioned in the conversation"]))
+    preds.append(_pred(11, "c", answer="I cannot find it in the material."))
+    checks = {c.name: c for c in answer_checks(preds, ("the week before 9 June 2023",), TH["answer"])}
+    assert checks["prompt_example_answers"].value == pytest.approx(2 / 12, abs=1e-4)
+    assert checks["prompt_example_answers"].status == "fail"
+    # the declined category-5-like question is not answerable; the other decline counts
+    assert checks["refusals"].value == pytest.approx(1 / 11, abs=1e-4) and checks["refusals"].status == "ok"
+
+
+def test_every_declared_answer_prompt_example_is_in_its_answer_prompt() -> None:
+    from evaluation.conversations import locomo, longmemeval
+
+    for module, cls in ((locomo, locomo.LoCoMoProtocol), (longmemeval, longmemeval.LongMemEvalProtocol)):
+        assert cls.answer_prompt_examples
+        for example in cls.answer_prompt_examples:
+            assert example in module._ANSWER_SYSTEM, (cls.__name__, example)
+
+
+# -- judge -------------------------------------------------------------------------------------
+def test_judge_kappa_reads_the_agreement_block_and_else_the_grounding(tmp_path: Path) -> None:
+    low = {"agreement": {"kappa": 0.07, "n_items": 51, "credit": "grounded"}, "n_judge_failed": 3}
+    checks = {c.name: c for c in judge_checks(tmp_path, low, [{}] * 40, lambda j: True, TH["judge"])}
+    assert checks["judge_kappa"].status == "fail" and checks["judge_failures"].status == "fail"
+    assert checks["judge_false_accepts"].status == "ok" and checks["judge_false_accepts"].message == "not measured"
+    from evaluation.conversations.locomo import JUDGE_PROMPTS, LoCoMoProtocol
+
+    agree = [{"question_id": f"q{i}", "category": 1, "correct": i % 2, "grounded": bool(i % 2)} for i in range(30)]
+    rule = [{"question_id": f"r{i}", "category": 5, "judge_prompt": JUDGE_PROMPTS[2], "correct": 1, "grounded": False}
+            for i in range(30)]  # category 5 by the decline check: left out, or it would pull kappa down
+    checks = {c.name: c for c in judge_checks(tmp_path, {}, agree + rule, LoCoMoProtocol.judge_called, TH["judge"])}
+    assert checks["judge_kappa"].value == 1.0 and "30 items" in checks["judge_kappa"].message
+    _write_json(tmp_path / "judge_check.json", {"false_accept_rate": 0.4, "n_known_wrong": 20})
+    checks = {c.name: c for c in judge_checks(tmp_path, {}, agree, lambda j: True, TH["judge"])}
+    assert checks["judge_false_accepts"].value == 0.4 and checks["judge_false_accepts"].status == "fail"
+
+
+# -- index counters ----------------------------------------------------------------------------
+def _gsw_chapter(folder: Path, ch: str, entities: list[str], dated: bool = True) -> None:
+    ents = {f"e{i}": {"id": f"e{i}", "name": n, "roles": [], "chunks": [f"{ch}.0"],
+                      "summaries": {ch: f"{n} was there."}} for i, n in enumerate(entities)}
+    nodes = {"t1": {"id": "t1", "kind": "time", "history": [{"value": "May 3, 2024", "chunk": f"{ch}.0"}] if dated else [],
+                    "entities": list(ents)}}
+    _write_json(folder / "chapters" / f"{ch}.json", {
+        "format": "gsw-workspace/2", "chapters": [ch], "entities": ents, "verbs": {}, "nodes": nodes,
+        "chunks": [{"id": f"{ch}.0", "chapter": ch, "text": " ".join(entities), "guard": {}}]})
+
+
+def test_gsw_counters_find_empty_chapters_and_sentence_names(tmp_path: Path) -> None:
+    from methods.gsw.method import GSW
+
+    _gsw_chapter(tmp_path, "1", ["Henry Reed", "He", "Adrenaline coursed through his veins", "High Line"])
+    _gsw_chapter(tmp_path, "2", [], dated=False)
+    c = GSW.index_counters(tmp_path)
+    assert c is not None and c.units == 2
+    assert c.empty == {"entities": [1, 2], "space_time": [1, 2], "summaries": [1, 2]}
+    assert (c.names, c.names_not_noun_phrase) == (4, 2)
+    checks = {x.name: x for x in index_checks({"extracts": True, "corpora": {"book": c.to_dict()}}, TH["index"])}
+    assert checks["units_empty"].status == "warn" and checks["units_empty"].value == 0.5
+    assert checks["names_not_noun_phrase"].status == "fail" and checks["names_not_noun_phrase"].value == 0.5
+
+
+def test_seem_counters_report_frames_without_events_and_merges_against_their_reason(tmp_path: Path) -> None:
+    from methods.seem.method import SEEM
+
+    event = {"participants": ["Jon"], "action": "opens a dance studio", "time_raw": "", "location": ""}
+    frames = [{"id": "F1", "summary": "s", "events": [event], "provenance": ["1", "2", "3"]},
+              {"id": "F4", "summary": "s", "events": [], "provenance": ["4"]},
+              {"id": "F5", "summary": "s", "events": [{**event, "action": "starts a job at Harbour Bakery"}],
+               "provenance": ["5"]}]
+    decisions = [{"new": "F2", "existing": "F1", "merged": True, "reason": "Frame B describes the same event."},
+                 {"new": "F3", "existing": "F1", "merged": True,
+                  "reason": "Frame B describes a different event, even though the people are the same."}]
+    _write_json(tmp_path / "memory.json", {"frames": frames, "decisions": decisions})
+    _write_json(tmp_path / "graph.json", {"facts": [{"subject": "Jon", "predicate": "opens", "object": "studio",
+                                                     "passage": "1"}], "names": ["Jon", "studio", "with"]})
+    c = SEEM.index_counters(tmp_path)
+    assert c is not None and c.units == 3
+    assert c.empty == {"events": [1, 3], "facts": [4, 5]}
+    assert c.extra["fusion"]["merged"] == 2 and c.extra["fusion"]["contradicting"] == 1
+    assert c.example_copies == 1  # the frame prompt's invented "Harbour Bakery"
+    checks = {x.name: x for x in index_checks({"extracts": True, "corpora": {"c": c.to_dict()}}, TH["index"])}
+    assert checks["contradicting_merges"].value == 0.5 and checks["contradicting_merges"].status == "warn"
+    assert "different event" in checks["contradicting_merges"].message
+    assert checks["units_empty"].status == "fail"  # 4 of 5 passages without a fact
+
+
+def test_lightrag_counters_read_entities_and_relations_per_document(tmp_path: Path) -> None:
+    from methods.external.lightrag import LightRAGMethod
+
+    pkg = tmp_path / "package"
+    docs = {str(i): {"content": f"Chapter {i}. Henry Reed met Zoe Brown."} for i in range(1, 5)}
+    entities = {str(i): {"entity_names": [], "count": 0} for i in range(1, 5)}
+    entities["1"] = {"entity_names": ["Henry Reed", "Person"], "count": 2}
+    relations = {str(i): {"relation_pairs": [], "count": 0} for i in range(1, 5)}
+    relations["1"] = {"relation_pairs": [["Henry Reed", "Person"]], "count": 1}
+    for name, obj in (("kv_store_full_docs", docs), ("kv_store_full_entities", entities),
+                      ("kv_store_full_relations", relations)):
+        _write_json(pkg / f"{name}.json", obj)
+    c = LightRAGMethod.index_counters(tmp_path)
+    assert c is not None and c.empty == {"entities": [3, 4], "relations": [3, 4]}
+    assert c.example_copies == 1 and c.copy_samples == ["Person"]  # an entity type written as a name
+    checks = {x.name: x for x in index_checks({"extracts": True, "corpora": {"c": c.to_dict()}}, TH["index"])}
+    assert checks["units_empty"].status == "fail" and checks["example_copies"].status == "fail"
+
+
+def test_graphrag_counters_from_totals_are_a_lower_bound_and_from_tables_exact(tmp_path: Path) -> None:
+    from methods.external.graphrag import GraphRAGMethod
+
+    _write_json(tmp_path / "index_done.json", {"index": {"counts": {"text_units": 19, "entities": 38,
+                                                                    "relationships": 2, "communities": 1}}})
+    c = GraphRAGMethod.index_counters(tmp_path)
+    assert c is not None and c.empty["relationships"] == [17, 19] and c.at_least == ["entities", "relationships"]
+    check = index_checks({"extracts": True, "corpora": {"c": c.to_dict()}}, TH["index"])[0]
+    assert check.status == "fail" and "at least 17 of 19" in check.message
+
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    out = tmp_path / "package" / "output"
+    out.mkdir(parents=True)
+    pd.DataFrame({"id": ["u1", "u2", "u3"]}).to_parquet(out / "text_units.parquet")
+    pd.DataFrame({"title": ["HENRY REED", "HE"], "text_unit_ids": [["u1"], ["u1", "u2"]]}).to_parquet(
+        out / "entities.parquet")
+    pd.DataFrame({"text_unit_ids": [["u1"]]}).to_parquet(out / "relationships.parquet")
+    c = GraphRAGMethod.index_counters(tmp_path)
+    assert c is not None and c.empty == {"entities": [1, 3], "relationships": [2, 3]} and not c.at_least
+    assert (c.names, c.names_not_noun_phrase) == (2, 1)
+
+
+def test_hipporag2_counters_find_the_one_shot_example_copied(tmp_path: Path) -> None:
+    from methods.external.hipporag2 import HippoRAG2Method
+
+    docs = [{"idx": "a", "passage": "Jon met Gina.", "extracted_entities": ["Jon", "Gina", "3 July 2001", "Hindi"],
+             "extracted_triples": [["Jon", "located in", "India"]]},
+            {"idx": "b", "passage": "Gina speaks Hindi.", "extracted_entities": ["Hindi"], "extracted_triples": []},
+            {"idx": "c", "passage": "Nothing.", "extracted_entities": [], "extracted_triples": []}]
+    _write_json(tmp_path / "package" / "openie_results_ner_gpt-4o-mini.json", {"docs": docs})
+    c = HippoRAG2Method.index_counters(tmp_path)
+    assert c is not None and c.empty == {"entities": [1, 3], "triples": [2, 3]}
+    assert c.example_copies == 3  # "3 July 2001", "Hindi" and "India" where the passage lacks them
+
+
+def test_names_that_are_not_noun_phrases() -> None:
+    for bad in ("He", "Adrenaline coursed through his veins", "His fingers twitched", "keep it up",
+                "Rome wasn't built in a day", "super stoked!", "with",
+                "Queensboro Bridge suddenly feeling less like a celebration and more like a crime scene"):
+        assert name_problem(bad), bad
+    for good in ("Henry Reed", "St. Patrick's Cathedral", "American Museum of Natural History", "weathered planks",
+                 "May 11, 2026", "the building in the park", "Dresses spun from starlight"):
+        assert name_problem(good) is None, good
+
+
+# -- the run as a whole ------------------------------------------------------------------------
+def test_health_json_is_written_and_read_back_and_a_bundle_finds_its_index(tmp_path: Path) -> None:
+    bundle = tmp_path / "bundle"
+    _gsw_chapter(bundle / "indexes" / "gsw-abc" / "book", "1", ["Henry Reed", "He"])
+    run = make_run(bundle, [_pred(i, f"ctx {i}") for i in range(4)], method="methods.gsw.method.GSW",
+                   index_folder="runs/_indexes/gsw-abc")
+    assert index_folder(run, "runs/_indexes/gsw-abc") == bundle / "indexes" / "gsw-abc"
+    health = write_health(run, TH)
+    back = read_health(run)
+    assert back is not None and back.to_dict() == health.to_dict()
+    names = _by_name(back)
+    assert names["names_not_noun_phrase"].value == 0.5
+    assert {c.scope for c in back.checks} == {"index", "context", "answer", "judge"}
+
+
+def test_a_method_without_counters_is_trivially_ok_and_a_missing_index_warns(tmp_path: Path) -> None:
+    run = make_run(tmp_path / "a", [_pred(0, "c")])
+    assert _by_name(run_health(run, TH))["extraction"].status == "ok"
+    run = make_run(tmp_path / "b", [_pred(0, "c")], method="methods.gsw.method.GSW", index_folder="nowhere/gsw-x")
+    assert _by_name(run_health(run, TH))["extraction"].status == "warn"
+
+
+def test_the_command_loads_the_thresholds_hydra_composes() -> None:
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from harness.schema import register_schemas
+
+    register_schemas()
+    with initialize_config_dir(config_dir=str(Path(__file__).resolve().parents[1] / "conf"), version_base=None):
+        cfg = compose("config")
+    assert OmegaConf.to_container(cfg.health, resolve=True) == TH
+    for scope in ("context", "answer", "judge", "index"):
+        assert all(isinstance(v, dict | int) for v in TH[scope].values()), scope
+
+
+def test_memeval_health_prints_one_table_and_fails_on_a_failed_check(tmp_path: Path, capsys) -> None:
+    from cli.commands import COMMANDS
+
+    run = make_run(tmp_path, [_pred(i, REFUSAL) for i in range(5)], method=LIGHTRAG)
+    assert COMMANDS["health"].main([str(run)]) == 1
+    out = capsys.readouterr().out
+    assert "| run | scope | check | status | value | threshold | message |" in out
+    assert "| empty_contexts | fail |" in out and (run / "health.json").exists()
