@@ -17,6 +17,7 @@ from typing import Any
 
 from .presentation import Presentation
 from .protocol import fmt
+from .report.tables import DEGENERATE_NOTE, group_name, star_allowed
 from .runs.scored import ReportError, Run, load_run
 from .stats import paired_difference
 
@@ -47,8 +48,9 @@ def comparison_table(runs: list[Run]) -> str:
     p = runs[0].presentation
     seen = [g for r in runs for g in p.group_metrics(r.metrics)]
     groups = [g for g in p.ordered(seen) if g in seen]
-    head = ["method", "overall", *groups, "gold recall", "correct / gen. / partial / retr. miss",
-            "ctx tokens", "cost USD"]
+    caveats = {k: v for r in runs for k, v in r.caveats.items()}
+    head = ["method", "overall", *(group_name(p, runs[0].metrics, g, caveats) for g in groups), "gold recall",
+            "correct / gen. / partial / retr. miss", "ctx tokens", "cost USD", "health"]
     lines = [f"Metric: {p.metric} ± bootstrap std (precision / recall where defined).", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in runs:
@@ -56,9 +58,32 @@ def comparison_table(runs: list[Run]) -> str:
         by = p.group_metrics(m)
         cells = [r.meta.get("method", r.path.name), _cell(m[p.overall], p),
                  *(_cell(by.get(g), p) for g in groups), *_retrieval_cells(m),
-                 fmt(ctx, 0) if ctx is not None else "–", f"{r.cost('fresh') + r.cost('cached'):.4f}"]
-        lines.append("| " + " | ".join(cells) + " |")
+                 fmt(ctx, 0) if ctx is not None else "–", f"{r.cost('fresh') + r.cost('cached'):.4f}",
+                 r.health_cell]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines)
+
+
+def paired_lines(runs: list[Run], reference: Run, allow_degenerate: bool = False) -> list[str]:
+    """Paired bootstrap differences against `reference` on the questions the headline counts;
+    a run that failed a health check is not starred unless `allow_degenerate`."""
+    ref = reference.headline_scores
+    out = [f"Paired bootstrap differences vs {reference.path} (same questions, 1000 resamples):", "",
+           "| method | n | diff | std | 95% CI | p |  | health |", "|---|---|---|---|---|---|---|---|"]
+    failed = False
+    for r in runs:
+        if r.path.resolve() == reference.path.resolve():
+            continue
+        d = paired_difference(r.headline_scores, ref)
+        significant = d["ci95_low"] > 0 or d["ci95_high"] < 0
+        star = "*" if significant and star_allowed(r, reference, allow_degenerate) else ""
+        failed |= r.failed or reference.failed
+        out.append(f"| {r.meta.get('method')} | {d['n']} | {d['diff']:+.3f} | {d['diff_std']:.3f} "
+                   f"| [{d['ci95_low']:+.3f}, {d['ci95_high']:+.3f}] | {d['p_two_sided']:.3f} | {star} "
+                   f"| {r.health_cell.replace('|', '/')} |")
+    out += ["", "* = the 95% interval excludes 0." + (f" {DEGENERATE_NOTE}" if failed and not allow_degenerate
+                                                      else "")]
+    return out
 
 
 def provenance_lines(runs: list[Run]) -> list[str]:
@@ -82,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reference", type=Path, default=None,
                     help="report paired bootstrap differences of every run against this one")
     ap.add_argument("--out", type=Path, default=None, help="also write the Markdown here")
+    ap.add_argument("--allow-degenerate", action="store_true",
+                    help="star significant differences of runs that failed a health check too")
     args = ap.parse_args(argv)
     try:
         runs = [load_run(p) for p in args.runs]
@@ -91,15 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     parts = [*provenance_lines(runs), "", comparison_table(runs)]
     if reference is not None:
-        ref = reference.question_scores
-        parts += ["", f"Paired bootstrap differences vs {args.reference} (same questions, 1000 resamples):", "",
-                  "| method | n | diff | std | 95% CI | p |", "|---|---|---|---|---|---|"]
-        for r in runs:
-            if r.path.resolve() == reference.path.resolve():
-                continue
-            d = paired_difference(r.question_scores, ref)
-            parts.append(f"| {r.meta.get('method')} | {d['n']} | {d['diff']:+.3f} | {d['diff_std']:.3f} "
-                         f"| [{d['ci95_low']:+.3f}, {d['ci95_high']:+.3f}] | {d['p_two_sided']:.3f} |")
+        parts += ["", *paired_lines(runs, reference, args.allow_degenerate)]
     text = "\n".join(parts) + "\n"
     print(text)
     if args.out:

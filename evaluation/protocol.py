@@ -66,6 +66,25 @@ class Protocol(ABC):
                                       "override question_scores")
         return {j["question_id"]: float(j[key]) for j in judgments if isinstance(j.get(key), int | float)}
 
+    def headline_scores(self, judgments: list[dict[str, Any]],
+                        predictions: list[dict[str, Any]]) -> dict[str, float]:
+        """The per-question scores of the questions the headline counts: what a paired
+        difference compares, so its n is the headline's n (LoCoMo leaves category 5 out of
+        both unless it is included). Default: every scored question."""
+        return self.question_scores(judgments, predictions)
+
+    def group_caveats(self, metrics: dict[str, Any]) -> dict[str, str]:
+        """{group (or "overall"): what its headline cell measures where that is not the
+        headline's label}: tables and figures name it there. Default: none."""
+        return {}
+
+    def shown_metrics(self, metrics: dict[str, Any], judgments: list[dict[str, Any]],
+                      predictions: list[dict[str, Any]]) -> dict[str, Any]:
+        """metrics.json as the report shows it: the saved numbers, except a statistic the
+        protocol corrects at display time (each override says which and why). Never written
+        back: saved runs replay byte for byte. Default: the saved metrics."""
+        return metrics
+
     def describe(self) -> dict[str, Any]:
         return {"protocol": self.name, "version": self.version}
 

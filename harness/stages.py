@@ -9,6 +9,7 @@ from typing import Any
 from datasets.types import Question
 from evaluation.retrieval_diagnostics import unit_token_attribution
 from evaluation.runs.folder import JsonlAppender, RunFolder, config_hash
+from evaluation.runs.index_usage import record_session
 from evaluation.runs.upgrade import index_identity_view
 from methods.base import MemoryMethod
 from model_access.tokenizer import count_tokens
@@ -27,7 +28,10 @@ async def index_stage(c: Components, method: MemoryMethod, run: RunFolder) -> di
     with stage("index"), StageProgress("index", len(corpus_ids), c.ledger, unit="corpus") as bar:
         for cid in corpus_ids:
             t0 = time.perf_counter()
-            indexes[cid] = await method.build_index(c.dataset.corpora[cid])
+            with collect_calls() as calls:
+                indexes[cid] = await method.build_index(c.dataset.corpora[cid])
+            # the index folder's own usage record: what the index took, for runs that reuse it
+            record_session(method.services.store_root, cid, calls, time.strftime("%Y-%m-%dT%H:%M:%S%z"))
             entry = {"corpus_id": cid, "units": len(c.dataset.corpora[cid].units),
                      "seconds": round(time.perf_counter() - t0, 3)}
             stats = getattr(indexes[cid], "stats", None)  # a method's own index summary, when it has one

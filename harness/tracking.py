@@ -13,7 +13,9 @@ from typing import Any
 
 from evaluation.presentation import Presentation
 from evaluation.runs.folder import RunFolder, redact
+from evaluation.runs.health_file import read_health
 from evaluation.runs.presentation import presentation_for
+from evaluation.runs.scored import NOT_CHECKED
 
 SKIP_COLUMNS = {"context_text", "judge_raw", "retrieval"}  # large; they stay in the run folder
 
@@ -59,6 +61,16 @@ def group_tables(metrics: dict[str, Any], p: Presentation) -> dict[str, tuple[st
     return {p.groups: (label, [label, *stats], [[g, *(m.get(s) for s in stats)] for g, m in groups.items()])}
 
 
+def health_summary(run: RunFolder) -> dict[str, str]:
+    """The run's health as W&B summary fields (a column of the runs table): `health` is the
+    status and first failing message, as every table shows it; `health_status` ok / warn / fail,
+    or "not checked" when the run has no health.json yet."""
+    health = read_health(run.root)
+    if health is None:
+        return {"health": NOT_CHECKED, "health_status": NOT_CHECKED}
+    return {"health": health.mark(), "health_status": health.status}
+
+
 def log_to_wandb(run: RunFolder, mode: str, project: str, config: dict[str, Any],
                  metrics: dict[str, Any], usage: dict[str, Any], name: str,
                  entity: str | None = None, tags: list[str] | None = None,
@@ -81,7 +93,7 @@ def log_to_wandb(run: RunFolder, mode: str, project: str, config: dict[str, Any]
         _flatten("agreement", {k: v for k, v in (metrics.get("agreement") or {}).items()
                                if k != "disagreements"}, flat)
         _flatten("usage", usage.get("totals", {}), flat)
-        wb.summary.update(flat)
+        wb.summary.update({**flat, **health_summary(run)})
         # one history step of per-group P/R/F1: W&B's default panel for a metric logged once is a
         # bar per run, so grouped runs (job_type = method) show one bar per method per bucket
         logged: dict[str, Any] = {k: v for k, v in flat.items() if k.split("/")[0] == p.groups

@@ -168,7 +168,7 @@ def test_old_run_folders_without_the_block_still_read(old_locomo: list[Path], tm
     md, _ = build_report([vanilla, rag], tmp_path / "rep", reference=vanilla)
     text = md.read_text()
     assert "### LoCoMo per category" in text and "| method | category | n | F1 ± std | BLEU-1 ± std | J ± std |" in text
-    assert "| vanilla | 2 temporal |" in text and "Paired differences in per-question J against vanilla" in text
+    assert "| vanilla | temporal |" in text and "Paired differences in per-question J against vanilla" in text
     assert compare_main([str(vanilla), str(rag)]) == 0
     assert "Metric: judge ± bootstrap std" in capsys.readouterr().out
 

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from evaluation.bundle import readme
+from evaluation.bundle import facts, readme
 from evaluation.bundle.manifest import (
     CALLS,
     FORMAT,
@@ -50,7 +50,9 @@ def export_bundle(runs: list[Path], name: str, out_root: Path = Path("results"),
                   notes: Path | None = None) -> Path:
     """Write results/<name>/ from `runs`; returns its path. Raises BundleError, naming each failing run.
     `notes` (Markdown: what was measured while building, what broke and how it was fixed) ships as
-    NOTES.md, covered by the manifest like every other file."""
+    NOTES.md, covered by the manifest like every other file. NOTES.md always carries the run facts
+    (empty contexts, failures, counts) generated from the bundled run folders
+    (evaluation/bundle/facts.py), in place of the previous generated block or after the notes."""
     dest = out_root / name
     if dest.exists() and not force:
         raise BundleError(f"{dest} exists (pass --force to replace it)")
@@ -80,10 +82,11 @@ def export_bundle(runs: list[Path], name: str, out_root: Path = Path("results"),
             "versions": package_versions(), "data_versions": sorted({e["data_version"] for e in run_entries}),
             "runs": run_entries, "reference": ref, "report": report_note,
             "calls": {"file": CALLS, "entries": n_calls, "sha256": sha256_file(stage / CALLS)},
-            "skipped": skipped, "notes": NOTES if notes is not None else None,
+            "skipped": skipped, "notes": NOTES,
         }
-        if notes is not None:
-            shutil.copyfile(notes, stage / NOTES)
+        hand = notes.read_text(encoding="utf-8") if notes is not None else f"# Build notes: `{name}`\n"
+        generated = facts.section([stage / rels[r] for r in runs])
+        (stage / NOTES).write_text(facts.merge(hand, generated), encoding="utf-8")
         (stage / "README.md").write_text(readme.render(stage, manifest), encoding="utf-8")
         leaks = secret_leaks(stage)
         if leaks:

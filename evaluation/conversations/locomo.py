@@ -238,6 +238,24 @@ class LoCoMoProtocol(Protocol):
         return {r["question_id"]: r["judge"] for r in self.scored_rows(judgments, predictions)
                 if not math.isnan(r["judge"])}
 
+    def headline_scores(self, judgments: list[dict[str, Any]],
+                        predictions: list[dict[str, Any]]) -> dict[str, float]:
+        """J of the questions in the headline's categories (1-4, or 1-5 with include_category_5):
+        a paired difference then has the headline's n, not every category's."""
+        scope = {1, 2, 3, 4, 5} if self.include_category_5 else {1, 2, 3, 4}
+        return {r["question_id"]: r["judge"] for r in self.scored_rows(judgments, predictions)
+                if r["category"] in scope and not math.isnan(r["judge"])}
+
+    def group_caveats(self, metrics: dict[str, Any]) -> dict[str, str]:
+        """Under judge version 2 category 5's "J" is the model-free decline check, not a judge
+        verdict; the overall cell says so when category 5 is in it."""
+        if metrics.get("judge_prompt") != JUDGE_PROMPTS[2]:
+            return {}
+        out = {"5": "decline check, not J"}
+        if 5 in (metrics.get("overall_categories") or []):
+            out["overall"] = "category 5 by the decline check"
+        return out
+
     def presentation(self) -> Presentation:
         """J by category; per question, the verdict under the configured credit (computed)."""
         return PRESENTATION

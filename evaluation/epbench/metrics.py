@@ -160,9 +160,19 @@ class EpBenchMetrics:
         n = len(rows)
         return stat(list(range(n))), bootstrap_std(n, stat, self.resamples, self.seed)
 
-    def _chronological(self, rows: list[dict[str, Any]], credit: str) -> dict[str, Any]:
+    def chronological_credited(self, judgments: list[dict[str, Any]],
+                               predictions: list[dict[str, Any]], credit: str) -> dict[str, Any]:
+        """Chronological Awareness whose Order counts only the items the headline credit credits
+        (order.credited_mapping): the report shows it; metrics.json keeps the score stage's."""
+        judgments = [dict(j) for j in judgments]
+        self._complete(judgments, predictions)
+        ok = [j for j in judgments if "judge_error" not in j]
+        return self._chronological(ok, credit, credited=True)
+
+    def _chronological(self, rows: list[dict[str, Any]], credit: str, credited: bool = False) -> dict[str, Any]:
         """Latest, Order and CA (PROTOCOLS.md) with bootstrap std; lenient F1 as Simple Recall."""
-        parts = ca_parts(rows, lambda r: self.per_question(r, "lenient", credit).f1)
+        parts = ca_parts(rows, lambda r: self.per_question(r, "lenient", credit).f1,
+                         (lambda r: view(r, credit)[0]) if credited else None)
         stats = chronological_awareness(parts)
         for key in ("latest", "order", "ca"):
             stats[f"{key}_std"] = bootstrap_std(

@@ -119,13 +119,24 @@ def order_score(results: Sequence[OrderResult]) -> float:
 Part = tuple[float | None, OrderResult | None]  # (Latest F1, Order result) of one judgments line
 
 
-def ca_parts(rows: Sequence[dict[str, Any]], f1_of: Callable[[dict[str, Any]], float]) -> list[Part]:
-    """What each line contributes (computed once; bootstrap resamples reuse it)."""
+def credited_mapping(mapping: Sequence[int], scores: Sequence[float]) -> list[int]:
+    """The order judge's mapping with every index whose gold item has no credit set to -1: the
+    order judge places the items the answer names, credited or not, so an answer listing the
+    gold items it got wrong in the gold order would otherwise be in perfect order."""
+    return [i if 0 <= i < len(scores) and scores[i] > 0 else -1 for i in mapping]
+
+
+def ca_parts(rows: Sequence[dict[str, Any]], f1_of: Callable[[dict[str, Any]], float],
+             scores_of: Callable[[dict[str, Any]], Sequence[float]] | None = None) -> list[Part]:
+    """What each line contributes (computed once; bootstrap resamples reuse it). `scores_of`
+    (a line's credit per gold item): Order counts only credited items (credited_mapping)."""
     parts: list[Part] = []
     for r in rows:
         latest = f1_of(r) if r.get("get") == "latest" and r.get("bucket") in LATEST_BUCKETS else None
-        order = (order_of(r["order_mapping"], len(r["gold"]))
-                 if needs_order_call(r.get("get"), len(r["gold"])) and "order_mapping" in r else None)
+        order = None
+        if needs_order_call(r.get("get"), len(r["gold"])) and "order_mapping" in r:
+            mapping = r["order_mapping"] if scores_of is None else credited_mapping(r["order_mapping"], scores_of(r))
+            order = order_of(mapping, len(r["gold"]))
         parts.append((latest, order))
     return parts
 

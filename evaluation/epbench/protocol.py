@@ -73,6 +73,18 @@ class EpBenchProtocol(Protocol):
                         predictions: list[dict[str, Any]]) -> dict[str, float]:
         return self.scoring.question_scores(judgments, predictions)
 
+    def shown_metrics(self, metrics: dict[str, Any], judgments: list[dict[str, Any]],
+                      predictions: list[dict[str, Any]]) -> dict[str, Any]:
+        """Chronological Awareness with Order counting credited items only (an answer naming
+        the gold items without credit, in the gold order, is not in order); metrics.json's own
+        value stays under `order_uncredited`, since changing it would change saved runs."""
+        ca = metrics.get("chronological_awareness")
+        if not isinstance(ca, dict) or not any("order_mapping" in j for j in judgments):
+            return metrics
+        fixed = self.scoring.chronological_credited(judgments, predictions, str(metrics.get("credit", self.credit)))
+        fixed["order_uncredited"] = ca.get("order")
+        return {**metrics, "chronological_awareness": fixed}
+
     def table(self, metrics: dict[str, Any], meta: dict[str, Any]) -> str:
         return render_table(metrics, meta)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..runs.scored import ReportError, Run, load_run, load_runs
 from . import figures
+from .prices import Reference, load_reference
 from .tables import Table, dataset_tables, paired_table, table3
 
 __all__ = ["ReportError", "build_report"]
@@ -25,21 +26,25 @@ class Section:
 
 
 def _section(dataset: str, runs: list[Run], reference: Run | None, fig_dir: Path,
-             strict: bool) -> Section:
+             strict: bool, prices: Reference, allow_degenerate: bool = False) -> Section:
     p = runs[0].presentation
     sec = Section(f"{dataset} ({len(runs)} run{'s' if len(runs) > 1 else ''})")
-    sec.tables += [*dataset_tables(runs), table3(runs)]
+    sec.tables += [*dataset_tables(runs), table3(runs, prices)]
     if reference is not None:
         try:
-            sec.tables.append(paired_table(runs, reference))
+            sec.tables.append(paired_table(runs, reference, allow_degenerate))
         except ReportError as exc:
             if strict:
                 raise
             sec.messages.append(f"No paired differences: {exc}")
     stem = dataset.replace("/", "_")
-    sec.figures += [("by group", figures.by_group(runs, p, fig_dir / f"{stem}_by_group.png")),
-                    ("context tokens vs score", figures.frontier(runs, p, fig_dir / f"{stem}_frontier.png")),
-                    ("cost per method", figures.cost(runs, fig_dir / f"{stem}_cost.png"))]
+    drawn = [("by group", figures.by_group(runs, p, fig_dir / f"{stem}_by_group.png")),
+             ("context tokens vs score", figures.frontier(runs, p, fig_dir / f"{stem}_frontier.png")),
+             ("cost per method", figures.cost(runs, p, fig_dir / f"{stem}_cost.png", prices))]
+    sec.figures += [(caption, path) for caption, path in drawn if path is not None]
+    if len(sec.figures) < len(drawn):
+        (fig_dir / f"{stem}_cost.png").unlink(missing_ok=True)  # an earlier report's, now empty
+        sec.messages.append("No cost figure: no run paid anything and no token was recorded to price.")
     return sec
 
 
@@ -98,13 +103,17 @@ def render(sections: list[Section], out: Path, runs: list[Run]) -> tuple[Path, P
 
 
 def build_report(run_dirs: list[Path], out: Path, reference: Path | None = None,
-                 auto_reference: str | None = None) -> tuple[Path, Path]:
+                 auto_reference: str | None = None, allow_degenerate: bool = False,
+                 prices: Reference | None = None) -> tuple[Path, Path]:
     """Write report.md, report.html and figures/ into `out`; returns the two report paths.
 
     `reference`: paired differences of every run of its dataset against it (incomparable runs
     raise ReportError). `auto_reference`: a method name (e.g. "vanilla") used as each dataset's
     reference when present; incomparable runs then become a message in the report, not an error.
+    `allow_degenerate`: star significant differences of runs that failed a health check too.
+    `prices`: the API-equivalent cost's price table and reference models (default: prices.py's).
     """
+    prices = prices or load_reference()
     if not run_dirs:
         raise ReportError("no run folders given")
     runs = load_runs([Path(p) for p in run_dirs])
@@ -126,5 +135,6 @@ def build_report(run_dirs: list[Path], out: Path, reference: Path | None = None,
             dref = next((r for r in group if r.method == auto_reference), None)
         if dref is not None and len(group) == 1:
             dref = None
-        sections.append(_section(dataset, group, dref, out / "figures", strict=ref is not None))
+        sections.append(_section(dataset, group, dref, out / "figures", strict=ref is not None,
+                                 prices=prices, allow_degenerate=allow_degenerate))
     return render(sections, out, runs)

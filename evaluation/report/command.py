@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from .build import ReportError, build_report
+from .prices import DEFAULT_CHAT, DEFAULT_EMBEDDER, DEFAULT_TABLE, load_reference
 
 
 def main(argv: list[str] | None = None, prog: str = "python -m evaluation.report") -> int:
@@ -22,9 +23,24 @@ def main(argv: list[str] | None = None, prog: str = "python -m evaluation.report
     ap.add_argument("--reference", type=Path, default=None,
                     help="paired bootstrap differences of every run of its dataset against this run")
     ap.add_argument("--out", type=Path, default=Path("report"), help="output folder (default: ./report)")
+    ap.add_argument("--allow-degenerate", action="store_true",
+                    help="star significant paired differences of runs that failed a health check too "
+                         "(by default they are not starred: such a run's numbers may mean nothing)")
+    ap.add_argument("--prices", type=Path, default=DEFAULT_TABLE,
+                    help="price table for the API-equivalent cost (default: %(default)s)")
+    ap.add_argument("--api-model", default=DEFAULT_CHAT,
+                    help="chat model every chat token is priced at (default: %(default)s)")
+    ap.add_argument("--api-embedder", default=DEFAULT_EMBEDDER,
+                    help="embedding model every embedding token is priced at (default: %(default)s)")
     args = ap.parse_args(argv)
     try:
-        md, html = build_report(args.runs, args.out, args.reference)
+        prices = load_reference(args.prices, args.api_model, args.api_embedder)
+    except (ValueError, OSError) as exc:
+        print(f"error: price table: {exc}", file=sys.stderr)
+        return 2
+    try:
+        md, html = build_report(args.runs, args.out, args.reference, allow_degenerate=args.allow_degenerate,
+                                prices=prices)
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

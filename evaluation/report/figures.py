@@ -1,7 +1,14 @@
-"""The report's figures (matplotlib, Agg): headline by group, context tokens vs score, cost."""
+"""The report's figures (matplotlib, Agg): headline by group, context tokens vs score, cost.
+
+Every figure names the answering model, the judge, the credit and n under its title, so a figure
+copied out of the report still says what it shows. Method names live in a legend beside the
+plot, never as labels on the points, so they cannot overlap; a figure with nothing to show (every
+cost 0 and no token to price) is not drawn at all.
+"""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -12,14 +19,33 @@ import numpy as np  # noqa: E402
 
 from ..presentation import Presentation  # noqa: E402
 from ..runs.scored import Run  # noqa: E402
+from .prices import Reference, api_equivalent  # noqa: E402
+from .tables import group_name  # noqa: E402
+
+MARKERS = "osD^vP*Xh<>p"
 
 
 def _save(fig: plt.Figure, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")  # the legend beside the axes stays in the image
     plt.close(fig)
     return path
+
+
+def setup_line(runs: list[Run], p: Presentation) -> str:
+    """answering model, judge, credit and n: what every figure states under its title."""
+    def one(key: str) -> str:
+        return " | ".join(dict.fromkeys(r.provenance()[key] for r in runs))
+
+    ns = sorted({int(r.metrics[p.overall].get("n", len(r.predictions))) for r in runs})
+    n = str(ns[0]) if len(ns) == 1 else f"{ns[0]}-{ns[-1]}"
+    return (f"answering model: {one('answer_model')}; judge: {one('judge_model')}; credit: {one('credit')}; "
+            f"n = {n} questions per method ({p.overall})")
+
+
+def _titled(ax: plt.Axes, title: str, runs: list[Run], p: Presentation, width: float) -> None:
+    wrap = max(40, int(width * 11))  # characters of a 9-point line across the axes
+    ax.set_title(title + "\n" + "\n".join(textwrap.wrap(setup_line(runs, p), wrap)), fontsize=9, loc="left")
 
 
 def _groups(runs: list[Run], p: Presentation) -> list[str]:
@@ -29,58 +55,93 @@ def _groups(runs: list[Run], p: Presentation) -> list[str]:
 
 
 def by_group(runs: list[Run], p: Presentation, path: Path) -> Path:
-    """Grouped bars: one group per bucket/category, one bar per method, error bar = bootstrap std."""
+    """Grouped bars: one group per bucket/category (by name), one bar per method, error bar =
+    bootstrap std; a group whose cell is not the headline carries its caveat."""
     metric, name, what = p.metric, p.label, p.group_label
     groups = [*_groups(runs, p), "overall"]
+    caveats = {k: v for r in runs for k, v in r.caveats.items()}
+    ticks = ["overall" + (f" ({caveats['overall']})" if "overall" in caveats else "") if g == "overall"
+             else group_name(p, runs[0].metrics, g, caveats) for g in groups]
     x = np.arange(len(groups))
     width = 0.8 / max(len(runs), 1)
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(groups) + 0.4 * len(runs)), 4))
+    fig_w = max(7.0, 1.2 * len(groups) + 0.3 * len(runs))
+    fig, ax = plt.subplots(figsize=(fig_w, 4.6))
     for i, r in enumerate(runs):
-        cells = [r.metrics[p.overall] if g == "overall" else p.group_metrics(r.metrics).get(g) for g in groups]
+        m = r.shown_metrics
+        cells = [m[p.overall] if g == "overall" else p.group_metrics(m).get(g) for g in groups]
         vals = [(c or {}).get(metric) for c in cells]
         errs = [(c or {}).get(f"{metric}_std") for c in cells]
         ax.bar(x + (i - (len(runs) - 1) / 2) * width, [v if v is not None else np.nan for v in vals], width,
-               yerr=[e if e is not None else 0 for e in errs], capsize=3, label=r.label)
-    scale = bool(p.group_order)  # groups on a scale (cue counts) read unrotated; names are tilted
-    ax.set_xticks(x, groups, rotation=0 if scale else 20, ha="center" if scale else "right")
+               yerr=[e if e is not None else 0 for e in errs], capsize=2, label=r.label)
+    ax.set_xticks(x, ["\n".join(textwrap.wrap(t, 14)) for t in ticks], fontsize=8)
     ax.set_xlabel(what)
     ax.set_ylabel(f"{name} (± bootstrap std)")
     ax.set_ylim(0, 1.05)
-    ax.set_title(f"{name} by {what}, one bar per method")
-    ax.legend(fontsize=8)
+    _titled(ax, f"{name} by {what}, one bar per method", runs, p, fig_w)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="method")
     return _save(fig, path)
 
 
 def frontier(runs: list[Run], p: Presentation, path: Path) -> Path:
-    """Mean context tokens per question vs the headline score: the efficiency frontier."""
+    """Mean context tokens per question vs the headline score: the efficiency frontier. Each
+    method is a marker of its own, named in the legend (labels on the points overlapped)."""
     metric, name = p.metric, p.label
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for r in runs:
+    fig, ax = plt.subplots(figsize=(7, 4.6))
+    for i, r in enumerate(runs):
         x, y = r.mean_context_tokens, r.metrics[p.overall].get(metric)
         if x is None or y is None:
             continue
-        ax.errorbar([x], [y], yerr=[r.metrics[p.overall].get(f"{metric}_std") or 0], fmt="o", capsize=3)
-        ax.annotate(r.label, (x, y), textcoords="offset points", xytext=(5, 5), fontsize=8)
+        ax.errorbar([x], [y], yerr=[r.metrics[p.overall].get(f"{metric}_std") or 0], fmt=MARKERS[i % len(MARKERS)],
+                    capsize=3, markersize=7, label=r.label)
     xs = [r.mean_context_tokens for r in runs if r.mean_context_tokens]
     log = bool(xs) and max(xs) / min(xs) > 20 and all(r.mean_context_tokens for r in runs)
     if log:
         ax.set_xscale("log")
     ax.set_xlabel("mean context tokens per question" + (" (log)" if log else ""))
-    ax.set_ylabel(f"overall {name}")
-    ax.set_title(f"Context tokens vs {name}")
+    ax.set_ylabel(f"overall {name} (± bootstrap std)")
+    _titled(ax, f"Context tokens vs {name}", runs, p, 7)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="method")
     return _save(fig, path)
 
 
-def cost(runs: list[Run], path: Path) -> Path:
-    """Cost per method, stacked fresh (paid by this run) and cached (paid before)."""
+def cost(runs: list[Run], p: Presentation, path: Path, ref: Reference) -> Path | None:
+    """Cost per method: USD paid (fresh and cached) where any was paid; else, for local runs,
+    what the tokens would cost at the reference API prices, by stage; None (no figure) when
+    there is nothing to show either way."""
     labels = [r.label for r in runs]
     fresh = [r.cost("fresh") for r in runs]
     cached = [r.cost("cached") for r in runs]
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(runs) + 2), 4))
-    ax.bar(labels, fresh, label="fresh")
-    ax.bar(labels, cached, bottom=fresh, label="cached (paid earlier)")
-    ax.set_ylabel("cost USD")
-    ax.set_title("Cost per method" + ("" if any(fresh) or any(cached) else " (all models unpriced: 0 USD)"))
-    ax.tick_params(axis="x", rotation=20)
-    ax.legend(fontsize=8)
+    fig_w = max(7.0, 0.9 * len(runs) + 3)
+    if any(fresh) or any(cached):
+        fig, ax = plt.subplots(figsize=(fig_w, 4.6))
+        ax.bar(labels, fresh, label="fresh (paid by this run)")
+        ax.bar(labels, cached, bottom=fresh, label="cached (paid earlier)")
+        ax.set_ylabel("cost USD")
+        title = "Cost per method, USD paid"
+    else:
+        eq = [api_equivalent(r, ref)["stages"] for r in runs]
+        parts = {"index": ("index",), "retrieve + answer": ("retrieve", "answer"), "judge": ("judge",)}
+        stacks = {k: [sum(e.get(s, 0.0) for s in stages) for e in eq] for k, stages in parts.items()}
+        other = [sum(v for s, v in e.items() if s not in {"index", "retrieve", "answer", "judge"}) for e in eq]
+        if any(other):
+            stacks["other"] = other
+        if not any(v for vals in stacks.values() for v in vals):
+            return None
+        fig, ax = plt.subplots(figsize=(fig_w, 4.6))
+        bottom = np.zeros(len(runs))
+        for k, vals in stacks.items():
+            ax.bar(labels, vals, bottom=bottom, label=k)
+            bottom += np.array(vals)
+        ax.set_ylabel("API-equivalent USD")
+        gaps = [r.label for r in runs if r.index_usage.unrecorded]
+        if gaps:  # their index bar is this run's own index calls (0 where it reused a stored index)
+            ax.set_xlabel("\n".join(textwrap.wrap("index build not recorded (this run's index calls only): "
+                                                   + ", ".join(gaps), int(fig_w * 12))), fontsize=8)
+        title = (f"API-equivalent cost per method: every token at {ref.chat} / {ref.embedder} prices "
+                 f"({ref.version}); the runs paid 0 USD")
+    ax.tick_params(axis="x", rotation=30)
+    for t in ax.get_xticklabels():
+        t.set_horizontalalignment("right")
+    _titled(ax, "\n".join(textwrap.wrap(title, int(fig_w * 11))), runs, p, fig_w)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _save(fig, path)

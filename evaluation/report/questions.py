@@ -55,6 +55,7 @@ def questions(run_dirs: list[Path]) -> pd.DataFrame:
     for run in load_runs([Path(p) for p in run_dirs]):
         df = question_frame(run.path)
         df.insert(0, "method", run.label)
+        df.insert(1, "health", run.health_cell)  # the run's health mark, as every table shows it
         # the protocol's own per-question headline (its credit and policy), NaN where unjudged
         df["question_score"] = df["question_id"].map(run.question_scores)
         det = df["deterministic"] if "deterministic" in df else pd.Series([None] * len(df))

@@ -15,7 +15,9 @@ from ..presentation import Column, Presentation, ReportTable
 from ..protocol import fmt
 from ..runs.scored import PROVENANCE, ReportError, Run, incomparable
 from ..stats import paired_difference
+from .prices import Reference, api_equivalent, load_reference
 
+HEALTH = "health"  # every table's last column: `memeval health` status and first failing message
 LABELS = {"answer_model": "answering model", "judge_model": "judge", "policy": "policy",
           "credit": "credit", "data_version": "data version", "subset": "subset", "context_cap": "cap"}
 
@@ -63,7 +65,10 @@ def chronological(metrics: dict[str, Any], key: str = "chronological_awareness")
         std = v.get(f"{key}_std", v.get("std"))
         cell = f"{fmt(v[key])} ± {fmt(std)}" if std is not None else fmt(v[key])
         if "latest" in v or "order" in v:
-            cell += f" (latest {fmt(v.get('latest'))} / order {fmt(v.get('order'))})"
+            cell += f" (latest {fmt(v.get('latest'))} / order {fmt(v.get('order'))}"
+            if "order_uncredited" in v and fmt(v["order_uncredited"]) != fmt(v.get("order")):
+                cell += f"; {fmt(v['order_uncredited'])} counting uncredited items"
+            cell += ")"
         return cell
     std = metrics.get(f"{key}_std")
     return f"{fmt(v)} ± {fmt(std)}" if std is not None else fmt(v)
@@ -104,42 +109,80 @@ def path_cell(column: Column, metrics: dict[str, Any]) -> str:
     return cell(column, node if isinstance(node, dict) else None, key)
 
 
+def group_name(p: Presentation, metrics: dict[str, Any], group: str, caveats: dict[str, str] | None = None) -> str:
+    """A group as tables and figures name it: by its name where the protocol names groups
+    (LoCoMo's "multi-hop", not "1"), with its caveat where its headline cell is not the headline."""
+    names = metrics.get(p.group_names, {}) if p.group_names else {}
+    label = str(names.get(group) or group)
+    caveat = (caveats or {}).get(group)
+    return f"{label} ({caveat})" if caveat else label
+
+
 def _by_column(spec: ReportTable, p: Presentation, runs: list[Run]) -> tuple[list[str], list[list[str]]]:
     assert spec.group_cell is not None
     groups = p.ordered([g for r in runs for g in p.group_metrics(r.metrics)]) if p.groups else []
-    head = ["method", spec.group_cell.label, *groups, *(c.label for c in spec.columns)]
+    caveats = {k: v for r in runs for k, v in r.caveats.items()}
+    head = ["method", spec.group_cell.label, *(group_name(p, runs[0].metrics, g, caveats) for g in groups),
+            *(c.label for c in spec.columns), HEALTH]
     rows = []
     for r in runs:
-        m = r.metrics
+        m = r.shown_metrics
         by = p.group_metrics(m)
         rows.append([r.label, cell(spec.group_cell, m.get(p.overall)),
                      *(cell(spec.group_cell, by.get(g)) for g in groups),
-                     *(path_cell(c, m) for c in spec.columns)])
+                     *(path_cell(c, m) for c in spec.columns), r.health_cell])
     return head, rows
 
 
 def _by_row(spec: ReportTable, p: Presentation, runs: list[Run]) -> tuple[list[str], list[list[str]]]:
-    head = ["method", p.group_label, *(c.label for c in spec.columns)]
+    head = ["method", p.group_label, *(c.label for c in spec.columns), HEALTH]
     under = next((i for i, c in enumerate(spec.columns) if c.key == p.metric), 0)
     rows = []
     for r in runs:
-        m = r.metrics
-        names = m.get(p.group_names, {}) if p.group_names else {}
-        groups = [*((f"{g} {names.get(g, '')}".strip() if p.group_names else g, gm)
-                    for g, gm in p.group_metrics(m).items()),
-                  *((label, m.get(key)) for label, key in spec.extra_groups), ("overall", m[p.overall])]
-        rows += [[r.label, g, *(cell(c, gm) for c in spec.columns)] for g, gm in groups]
+        m = r.shown_metrics
+        overall = "overall" + (f" ({r.caveats['overall']})" if "overall" in r.caveats else "")
+        groups = [*((group_name(p, m, g, r.caveats), gm) for g, gm in p.group_metrics(m).items()),
+                  *((label, m.get(key)) for label, key in spec.extra_groups), (overall, m[p.overall])]
+        # the health mark goes on the method's overall row (one mark per method, where the headline is)
+        rows += [[r.label, g, *(cell(c, gm) for c in spec.columns), r.health_cell if gm is m[p.overall] else ""]
+                 for g, gm in groups]
         for s in spec.summary:
             values = [""] * len(spec.columns)
             values[under] = cell(s, m)
-            rows.append([r.label, s.label, *values])
+            rows.append([r.label, s.label, *values, ""])
     return head, rows
+
+
+def _notes(spec: ReportTable, p: Presentation, runs: list[Run]) -> list[str]:
+    """The declared notes, then what this report adds: group names, corrected statistics, health."""
+    notes = list(spec.notes)
+    names = runs[0].metrics.get(p.group_names, {}) if p.group_names else {}
+    if names and spec.layout == "by_row":
+        seen = [g for g in dict.fromkeys(g for r in runs for g in p.group_metrics(r.metrics))]
+        notes.append(f"{p.group_label.capitalize()} numbers: " + ", ".join(f"{names.get(g, g)} = {g}" for g in seen)
+                     + "; the policy line names the ones in overall.")
+    caveats = {k: v for r in runs for k, v in r.caveats.items()}
+    if caveats:
+        notes.append("A group marked in brackets is not scored as the column says: "
+                     + "; ".join(f"{group_name(p, runs[0].metrics, g)}: {v}" for g, v in caveats.items()) + ".")
+    if any(isinstance(r.shown_metrics.get("chronological_awareness"), dict)
+           and "order_uncredited" in r.shown_metrics["chronological_awareness"] for r in runs) \
+            and any(c.cell == "chronological" for c in spec.columns):
+        notes.append("Chronological Awareness: Order counts an answer item only where the headline credit "
+                     "credits its gold item (the order judge also places uncredited items; metrics.json's "
+                     "Order, which counts them, is shown after it where it differs).")
+    notes.append(HEALTH_NOTE)
+    return notes
+
+
+HEALTH_NOTE = ("Health: `memeval health` status of the run (index, context, answer and judge checks) and its "
+               "first failing (else warning) message; \"not checked\" = the run has no health.json.")
 
 
 def declared_table(spec: ReportTable, p: Presentation, runs: list[Run]) -> Table:
     """A table as the protocol's presentation declares it (see evaluation/presentation.py)."""
     head, rows = (_by_column if spec.layout == "by_column" else _by_row)(spec, p, runs)
-    return Table(spec.title, provenance(runs), head, rows, list(spec.notes))
+    return Table(spec.title, provenance(runs), head, rows, _notes(spec, p, runs))
 
 
 def dataset_tables(runs: list[Run]) -> list[Table]:
@@ -148,28 +191,44 @@ def dataset_tables(runs: list[Run]) -> list[Table]:
     return [declared_table(spec, p, runs) for spec in p.tables] or [overall_table(runs)]
 
 
-def table3(runs: list[Run]) -> Table:
-    """Efficiency: context tokens per question, index and query tokens, cost fresh vs cached."""
-    head = ["method", "context tokens / question", "index tokens", "query tokens", "judge tokens",
-            "calls fresh / cached", "cost USD fresh", "cost USD cached", "cost USD total"]
+def table3(runs: list[Run], reference: Reference | None = None) -> Table:
+    """Efficiency: context tokens per question, index and query tokens, cost paid and what the
+    tokens would cost at a reference API model's prices (the local models cost 0)."""
+    ref = reference or load_reference()
+    head = ["method", "context tokens / question", "index tokens", "index calls", "query tokens", "judge tokens",
+            "calls fresh / cached (this run)", "cost USD paid fresh / cached", ref.label, HEALTH]
     rows = []
     for r in runs:
         t = r.usage.get("totals", {})
         ctx = r.mean_context_tokens
+        iu = r.index_usage
+        mark = " †" if iu.unrecorded else ""
         rows.append([r.label, fmt(ctx, 0) if ctx is not None else "–",
-                     f"{r.stage_tokens(('index',)):,}", f"{r.stage_tokens(('retrieve', 'answer')):,}",
-                     f"{r.stage_tokens(('judge',)):,}",
+                     f"{iu.tokens:,}{mark}", f"{iu.calls:,}{mark}",
+                     f"{r.stage_tokens(('retrieve', 'answer')):,}", f"{r.stage_tokens(('judge',)):,}",
                      f"{t.get('fresh', {}).get('calls', 0)} / {t.get('cached', {}).get('calls', 0)}",
-                     f"{r.cost('fresh'):.4f}", f"{r.cost('cached'):.4f}",
-                     f"{r.cost('fresh') + r.cost('cached'):.4f}"])
+                     f"{r.cost('fresh'):.4f} / {r.cost('cached'):.4f}",
+                     f"{api_equivalent(r, ref)['total']:.4f}", r.health_cell])
     embedders = " | ".join(dict.fromkeys(str(r.meta.get("embedder", "–")) for r in runs))
     prices = " | ".join(dict.fromkeys(str(r.usage.get("price_table", "–")) for r in runs))
     unpriced = sorted({m for r in runs for m in r.usage.get("unpriced_models", [])})
     notes = [f"Embedder: {embedders}; price table: {prices}. Tokens are o200k_base counts of what was "
              "sent and received; query = retrieve + answer stages.",
-             "Cached cost is what those calls cost when first paid; a rerun pays nothing for them."]
+             "Index tokens and calls: what building the index took, from the index folder's own usage record "
+             "(index_usage.json; the session with the most calls per corpus), so a run that reused a stored "
+             "index shows its build too; fresh and cached calls alike.",
+             "Cost paid: fresh = paid by this run; cached = what those calls cost when first paid.",
+             f"{ref.label}: every token the run needed (index included, fresh and cached) priced at {ref.chat} "
+             f"(chat) and {ref.embedder} (the run's embedder's calls); input and output at their own prices, "
+             "no cached-input or batch discount. Cached embedding calls record no tokens, so embedding cost is "
+             "a lower bound."]
+    if any(" †" in row[2] for row in rows):
+        notes.append("† No index usage record (the index was built before records existed, or its folder is "
+                     "not here): this run's own index-stage calls, 0 where it reused a stored index; "
+                     "API-equivalent USD then leaves the index out.")
     if unpriced:
-        notes.append(f"Unpriced models (counted as 0 USD): {', '.join(unpriced)}.")
+        notes.append(f"Unpriced models (counted as 0 USD paid): {', '.join(unpriced)}.")
+    notes.append(HEALTH_NOTE)
     return Table("Efficiency and cost (GSW paper Table 3 shape)", provenance(runs), head, rows, notes)
 
 
@@ -177,34 +236,61 @@ def overall_table(runs: list[Run]) -> Table:
     """Any other protocol (e.g. custom datasets): the overall numbers it reports."""
     stats = list(dict.fromkeys(k for r in runs for k, v in r.metrics["overall"].items()
                                if isinstance(v, int | float) and not k.endswith("_std") and k != "n"))
-    head = ["method", "n", *stats]
-    rows = [[r.label, str(r.metrics["overall"].get("n", "–")), *(pm(r.metrics["overall"], s) for s in stats)]
-            for r in runs]
-    return Table("Overall", provenance(runs), head, rows, ["± = bootstrap std over questions."])
+    head = ["method", "n", *stats, HEALTH]
+    rows = [[r.label, str(r.metrics["overall"].get("n", "–")), *(pm(r.metrics["overall"], s) for s in stats),
+             r.health_cell] for r in runs]
+    return Table("Overall", provenance(runs), head, rows, ["± = bootstrap std over questions.", HEALTH_NOTE])
 
 
-def paired_table(runs: list[Run], reference: Run) -> Table:
-    """Each run minus the reference on the same questions; refuses incomparable runs."""
+def star_allowed(run: Run, reference: Run, allow_degenerate: bool = False) -> bool:
+    """Whether a significant difference of `run` against `reference` may be starred: never when
+    either failed a health check (a difference between runs that mean nothing is not a finding),
+    unless the reader asks for it (`--allow-degenerate`)."""
+    return allow_degenerate or not (run.failed or reference.failed)
+
+
+DEGENERATE_NOTE = ("Differences involving a run that failed a health check are not starred, however small "
+                   "p is: such a run's numbers may mean nothing (its health column says why). "
+                   "`memeval report --allow-degenerate` stars them anyway.")
+
+
+def paired_table(runs: list[Run], reference: Run, allow_degenerate: bool = False) -> Table:
+    """Each run minus the reference on the same questions (those the headline counts);
+    refuses incomparable runs."""
     problems = [f"{r.path}: {'; '.join(why)}" for r in runs if r is not reference
                 for why in [incomparable(r, reference)] if why]
     if problems:
         raise ReportError(f"cannot compare against the reference {reference.path}:\n  " + "\n  ".join(problems)
                           + "\nCompare runs of one dataset, question subset, judge, data version and policy.")
-    ref_scores = reference.question_scores
-    head = ["method", "n", "mean", "reference mean", "difference", "std", "95% interval", "p", ""]
+    ref_scores = reference.headline_scores
+    head = ["method", "n", "mean", "reference mean", "difference", "std", "95% interval", "p", "", HEALTH]
     rows = []
+    withheld: list[str] = []
     for r in runs:
         if r is reference:
             continue
-        d = paired_difference(r.question_scores, ref_scores)
-        sig = "*" if d["ci95_low"] > 0 or d["ci95_high"] < 0 else ""
+        d = paired_difference(r.headline_scores, ref_scores)
+        significant = d["ci95_low"] > 0 or d["ci95_high"] < 0
+        allowed = star_allowed(r, reference, allow_degenerate)
+        sig = "*" if significant and allowed else ""
+        if significant and not allowed:
+            withheld.append(r.label)
         rows.append([r.label, str(d["n"]), fmt(d["mean_a"]), fmt(d["mean_b"]), f"{d['diff']:+.3f}",
                      fmt(d["diff_std"]), f"[{d['ci95_low']:+.3f}, {d['ci95_high']:+.3f}]",
-                     f"{d['p_two_sided']:.3f}", sig])
-    return Table(f"Paired differences in per-question {reference.presentation.label} against {reference.label}",
-                 provenance([reference, *runs]), head, rows,
-                 ["Paired bootstrap over the shared questions (1000 seeded resamples of question ids); "
-                  "* = the 95% interval excludes 0."])
+                     f"{d['p_two_sided']:.3f}", sig, r.health_cell])
+    label = reference.presentation.label
+    scope = reference.caveats.get("overall")
+    notes = ["Paired bootstrap over the shared questions the headline counts (1000 seeded resamples of "
+             "question ids); * = the 95% interval excludes 0."]
+    if any(r.failed for r in runs) and not allow_degenerate:
+        notes.append(DEGENERATE_NOTE + (f" Not starred though the interval excludes 0: {', '.join(withheld)}."
+                                        if withheld else ""))
+    elif allow_degenerate and any(r.failed for r in runs):
+        notes.append("--allow-degenerate: differences involving a run that failed a health check are starred "
+                     "like any other; read its health column first.")
+    notes.append(f"Reference health: {reference.health_cell}.")
+    return Table(f"Paired differences in per-question {label}{f' ({scope})' if scope else ''} "
+                 f"against {reference.label}", provenance([reference, *runs]), head, rows, notes)
 
 
 def as_frame(t: Table) -> Any:

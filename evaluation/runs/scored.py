@@ -9,13 +9,19 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from hydra.errors import InstantiationException
+
 from ..presentation import Presentation
+from ..protocol import Protocol
 from .folder import RunFolder
+from .health_file import Health, read_health
+from .index_usage import IndexUsage, read_index_usage
 from .presentation import presentation_for
 from .scoring import load_protocol, read_metrics
 from .upgrade import read_meta
 
 PROVENANCE = ("answer_model", "judge_model", "policy", "credit", "data_version", "subset", "context_cap")
+NOT_CHECKED = "not checked"  # a run with no health.json (`memeval health RUN_DIR` writes one)
 
 
 class ReportError(ValueError):
@@ -77,10 +83,61 @@ class Run:
         return float(self.usage.get("totals", {}).get(kind, {}).get("cost_usd", 0.0))
 
     @cached_property
+    def protocol(self) -> Protocol:
+        """The run's protocol exactly as it was configured (its saved config.yaml)."""
+        return load_protocol(RunFolder(self.path))
+
+    @cached_property
     def question_scores(self) -> dict[str, float]:
-        """Per-question headline score under the run's own protocol settings (for paired tests)."""
-        protocol = load_protocol(RunFolder(self.path))
-        return protocol.question_scores(self.judgments, self.predictions)
+        """Per-question headline score under the run's own protocol settings, every question."""
+        return self.protocol.question_scores(self.judgments, self.predictions)
+
+    @cached_property
+    def headline_scores(self) -> dict[str, float]:
+        """Per-question scores of the questions the headline counts (for paired tests)."""
+        return self.protocol.headline_scores(self.judgments, self.predictions)
+
+    @cached_property
+    def _display_protocol(self) -> Protocol | None:
+        """The protocol, for display corrections only: a run whose protocol class is gone still
+        shows its tables from metrics.json's presentation block alone, uncorrected."""
+        try:
+            return self.protocol
+        except (ImportError, InstantiationException):
+            return None
+
+    @cached_property
+    def shown_metrics(self) -> dict[str, Any]:
+        """metrics.json with the protocol's display-time corrections (Protocol.shown_metrics)."""
+        p = self._display_protocol
+        return self.metrics if p is None else p.shown_metrics(self.metrics, self.judgments, self.predictions)
+
+    @cached_property
+    def caveats(self) -> dict[str, str]:
+        """Groups whose headline cell is not what the headline's label says (Protocol.group_caveats)."""
+        p = self._display_protocol
+        return {} if p is None else p.group_caveats(self.metrics)
+
+    @cached_property
+    def health(self) -> Health | None:
+        """RUN_DIR/health.json (None: never checked)."""
+        return read_health(self.path)
+
+    @property
+    def health_cell(self) -> str:
+        """What every table's health column shows: the status and first failing message, or
+        "not checked"."""
+        return NOT_CHECKED if self.health is None else self.health.mark()
+
+    @property
+    def failed(self) -> bool:
+        """A health check failed: the run's numbers may mean nothing (paired differences unstarred)."""
+        return self.health is not None and self.health.status == "fail"
+
+    @cached_property
+    def index_usage(self) -> IndexUsage:
+        """What the run's index took to build (its index folder's record, else this run's calls)."""
+        return read_index_usage(self.path)
 
 
 def _judge_label(model: str, proto: Any) -> str:

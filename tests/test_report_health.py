@@ -1,0 +1,178 @@
+"""The health column and the report's corrections, on scripted and hand-built run folders: a run
+that failed a health check is never starred (--allow-degenerate lifts it), every table shows
+health, an empty cost figure is not drawn, API-equivalent USD prices every token, and LoCoMo's
+paired n is its headline's n."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+from sweep_runs import perfect_copy, run_dir, sweep_root
+
+from evaluation.compare import main as compare_main
+from evaluation.report import build_report
+from evaluation.report.__main__ import main as report_main
+from evaluation.report.prices import Reference, api_equivalent
+from evaluation.report.tables import star_allowed, table3
+from evaluation.runs.health_file import Check, Health
+from evaluation.runs.index_usage import record_session
+from evaluation.runs.scored import load_run
+
+FAIL = Check("distinct_contexts", "context", "fail", 0.2, 0.5, "9 distinct contexts for 40 questions")
+WARN = Check("looping_answers", "answer", "warn", 0.1, 0.05, "4 of 40 answers repeat an item")
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory) -> Path:
+    return sweep_root(tmp_path_factory.mktemp("sweep"))
+
+
+@pytest.fixture()
+def pair(root, tmp_path) -> tuple[Path, Path]:
+    """embedding_rag (the reference) and an oracle copy better on every question: a starred difference."""
+    base = tmp_path / "epbench20" / "embedding_rag-ref"
+    shutil.copytree(run_dir(root, "embedding_rag"), base, ignore=shutil.ignore_patterns("wandb"))
+    better = perfect_copy(base, tmp_path / "epbench20" / "oracle-judge", "oracle")
+    return base, better
+
+
+def _health(run: Path, *checks: Check) -> None:
+    (run / "health.json").write_text(json.dumps(Health(list(checks)).to_dict()))
+
+
+def _paired_row(md: Path, label: str) -> list[str]:
+    section = md.read_text().split("### Paired differences")[1].split("###")[0]
+    row = next(r for r in section.splitlines() if r.startswith(f"| {label} "))
+    return [c.strip() for c in row.strip().strip("|").split("|")]
+
+
+def test_a_failed_run_is_never_starred_and_allow_degenerate_lifts_it(pair, tmp_path) -> None:
+    base, better = pair
+    md, _ = build_report([base, better], tmp_path / "ok", reference=base)
+    cells = _paired_row(md, "oracle")
+    assert cells[8] == "*" and cells[9] == "not checked"  # significant, healthy enough: starred
+    _health(better, FAIL)
+    md, _ = build_report([base, better], tmp_path / "failed", reference=base)
+    cells = _paired_row(md, "oracle")
+    assert cells[8] == "" and cells[9] == f"fail: {FAIL.message}"
+    text = md.read_text()
+    assert "are not starred" in text and "Not starred though the interval excludes 0: oracle" in text
+    # the reference failing withholds the star as well
+    better.joinpath("health.json").unlink()
+    _health(base, FAIL)
+    assert _paired_row(build_report([base, better], tmp_path / "ref", reference=base)[0], "oracle")[8] == ""
+    assert report_main([str(base), str(better), "--reference", str(base), "--allow-degenerate",
+                        "--out", str(tmp_path / "lifted")]) == 0
+    assert _paired_row(tmp_path / "lifted" / "report.md", "oracle")[8] == "*"
+    a, b = load_run(better), load_run(base)
+    assert not star_allowed(a, b) and star_allowed(a, b, allow_degenerate=True)
+
+
+def test_every_report_table_has_a_health_column(pair, tmp_path) -> None:
+    base, better = pair
+    _health(better, WARN)
+    md, _ = build_report([base, better], tmp_path / "rep", reference=base)
+    tables = [t for t in md.read_text().split("### ")[1:]]
+    assert len(tables) == 4  # Table 2 shape, precision / recall, Table 3 shape, paired
+    for t in tables:
+        head = next(ln for ln in t.splitlines() if ln.startswith("| method"))
+        assert head.rstrip().endswith("| health |"), head
+        rows = [ln for ln in t.splitlines() if ln.startswith("| oracle")]
+        assert rows and all(f"warn: {WARN.message}" in r for r in rows), t[:300]
+        unchecked = [ln for ln in t.splitlines() if ln.startswith("| embedding_rag") and "not checked" in ln]
+        assert unchecked or "Reference health: not checked" in t  # the paired table's reference is no row
+
+
+def test_compare_shows_health_and_withholds_the_star(pair, tmp_path, capsys) -> None:
+    base, better = pair
+    _health(better, FAIL)
+    assert compare_main([str(base), str(better), "--reference", str(base)]) == 0
+    out = capsys.readouterr().out
+    table = [ln for ln in out.splitlines() if ln.startswith("| oracle")]
+    assert f"fail: {FAIL.message}" in table[0]  # the comparison table's health column
+    paired = table[1].strip("|").split("|")
+    assert paired[6].strip() == "" and "are not starred" in out
+    assert compare_main([str(base), str(better), "--reference", str(base), "--allow-degenerate"]) == 0
+    paired = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("| oracle")][1]
+    assert paired.strip("|").split("|")[6].strip() == "*"
+
+
+def test_a_cost_figure_with_nothing_to_show_is_not_drawn(root, tmp_path) -> None:
+    runs = []
+    for m in ("vanilla", "embedding_rag"):
+        dst = tmp_path / "epbench20" / f"{m}-zero"
+        shutil.copytree(run_dir(root, m), dst, ignore=shutil.ignore_patterns("wandb"))
+        (dst / "usage.json").write_text(json.dumps({"price_table": "t", "stages": {}, "totals": {}}))
+        (dst / "usage.jsonl").unlink(missing_ok=True)
+        (dst / "index.json").unlink(missing_ok=True)  # no index folder, so no index record either
+        runs.append(dst)
+    out = tmp_path / "rep"
+    (out / "figures").mkdir(parents=True)
+    (out / "figures" / "epbench20_cost.png").write_bytes(b"stale")  # an earlier report's figure goes too
+    md, html = build_report(runs, out)
+    assert sorted(p.name for p in (out / "figures").iterdir()) == ["epbench20_by_group.png",
+                                                                    "epbench20_frontier.png"]
+    text = md.read_text()
+    assert "cost per method" not in text and "No cost figure" in text
+    assert html.read_text().count("data:image/png;base64,") == 2
+    # with tokens to price the same runs get their API-equivalent cost figure back
+    build_report([run_dir(root, m) for m in ("vanilla", "embedding_rag")], tmp_path / "priced")
+    assert (tmp_path / "priced" / "figures" / "epbench20_cost.png").exists()
+
+
+def test_api_equivalent_usd_prices_every_token_at_the_reference(root, tmp_path) -> None:
+    run = tmp_path / "runs" / "epbench20" / "embedding_rag-priced"
+    shutil.copytree(run_dir(root, "embedding_rag"), run, ignore=shutil.ignore_patterns("wandb"))
+    (run / "usage.jsonl").unlink()
+
+    def bucket(p: int, c: int) -> dict:
+        return {"calls": 1, "prompt_tokens": p, "completion_tokens": c, "cost_usd": 0.0}
+
+    usage = {"price_table": "local", "unpriced_models": [], "totals": {"fresh": bucket(0, 0), "cached": bucket(0, 0)},
+             "stages": {"answer": {"by_model": {"scripted-llm": {"fresh": bucket(600_000, 100_000),
+                                                                   "cached": bucket(400_000, 0)}}},
+                        "retrieve": {"by_model": {"hashed-bow": {"cached": bucket(500_000, 0)}}},
+                        "judge": {"by_model": {"scripted-judge": {"fresh": bucket(0, 50_000)}}},
+                        "index": {"by_model": {"scripted-llm": {"cached": bucket(7, 7)}}}}}  # a reuse: ignored
+    (run / "usage.json").write_text(json.dumps(usage))
+    store = tmp_path / "runs" / "_indexes" / "embedding_rag-h"
+    (run / "index.json").write_text(json.dumps({"corpora": [{"corpus_id": "epbench20"}],
+                                                "index_folder": "runs/_indexes/embedding_rag-h"}))
+    build = [{"model": "scripted-llm", "prompt_tokens": 1_000_000, "completion_tokens": 250_000, "cached": False},
+             {"model": "scripted-llm", "prompt_tokens": 1_000_000, "completion_tokens": 250_000, "cached": True}]
+    record_session(store, "epbench20", build, "t0")
+    ref = Reference("test-prices", {"chat-api": {"input": 2.0, "output": 8.0}, "emb-api": {"input": 0.5}},
+                    "chat-api", "emb-api")
+    r = load_run(run)
+    eq = api_equivalent(r, ref)
+    # answer 1M in + 0.1M out; retrieve 0.5M embedding tokens; judge 0.05M out; index 2M in + 0.5M out
+    assert eq["stages"] == pytest.approx({"answer": 2.0 + 0.8, "retrieve": 0.25, "judge": 0.4, "index": 4.0 + 4.0})
+    t3 = table3([r], ref)
+    col = t3.header.index("API-equivalent USD (chat-api + emb-api, price table test-prices)")
+    assert t3.rows[0][col] == f"{sum(eq['stages'].values()):.4f}" == "11.4500"
+    assert t3.rows[0][t3.header.index("index tokens")] == "2,500,000"  # the record, not this run's 14
+    assert t3.rows[0][t3.header.index("index calls")] == "2"
+
+
+LOCOMO = ROOT / "results" / "locomo-local" / "runs" / "locomo"
+
+
+@pytest.mark.skipif(not LOCOMO.is_dir(), reason="the shipped LoCoMo bundle is not here")
+def test_locomo_paired_n_is_the_headline_n_and_categories_go_by_name(tmp_path) -> None:
+    runs = []
+    for m in ("embedding_rag", "lightrag"):
+        (src,) = sorted(LOCOMO.glob(f"{m}-*"))
+        runs.append(Path(shutil.copytree(src, tmp_path / "locomo" / src.name)))
+    md, _ = build_report(runs, tmp_path / "rep", reference=runs[0])
+    text = md.read_text()
+    ref = load_run(runs[0])
+    headline_n = ref.metrics["overall"]["n"]
+    assert headline_n < len(ref.predictions)  # category 5 is outside the headline here
+    assert _paired_row(md, "lightrag")[1] == str(headline_n)
+    table = text.split("### LoCoMo per category")[1].split("###")[0]
+    labels = {ln.split("|")[2].strip() for ln in table.splitlines() if ln.startswith("| lightrag")}
+    assert {"multi-hop", "temporal", "single-hop", "adversarial (decline check, not J)", "overall"} == labels
