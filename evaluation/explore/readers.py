@@ -150,27 +150,18 @@ def _oriented(table: dict[str, dict[str, Any]], labels: list[str]) -> tuple[list
 # -- index artifacts a method keeps (GSW workspaces, SEEM frames and fusion decisions) --------
 
 def index_folder(run: Run) -> Path | None:
-    """The run's index folder where it is on disk: named by the bundle's manifest when the run
-    sits in a result bundle, else by index.json (relative to the folder the run was made from)."""
-    bundle = run.path.parent.parent.parent
-    manifest = bundle / "manifest.json"
-    if manifest.is_file():
-        try:
-            entries = json.loads(manifest.read_text(encoding="utf-8")).get("runs", [])
-        except ValueError:
-            entries = []
-        rel = f"{run.path.parent.name}/{run.path.name}"
-        for e in entries:
-            if str(e.get("path", "")).endswith(rel) and e.get("index_artifacts"):
-                found = bundle / e["index_artifacts"]
-                return found if found.is_dir() else None
+    """The run's index folder where it is on disk: under the bundle's indexes/ when the run sits
+    in a result bundle (bundle export copies an index folder there under its own name), else as
+    index.json names it (relative to the folder the run was made from, or absolute)."""
     try:
         named = json.loads((run.path / "index.json").read_text(encoding="utf-8")).get("index_folder")
     except (OSError, ValueError):
         return None
     if not named:
         return None
-    for cand in (Path(named), run.path.parent.parent.parent / named, run.path.parent.parent / Path(named).name):
+    top = run.path.parent.parent.parent  # runs/<dataset>/<run>: the project or the bundle
+    # a bundle's own copy first: the page must link inside the bundle wherever it is opened
+    for cand in (top / "indexes" / Path(named).name, top / named, Path(named)):
         if cand.is_dir():
             return cand
     return None

@@ -118,6 +118,7 @@
     else if (r.view === "q") renderQuestion(d, r.params);
     else renderOverview(d, r.params);
     window.scrollTo(0, 0);
+    window.__explorerRendered = performance.now();  // when the view is in the DOM (scripts/bench_explore.py)
   }
 
   // -- overview ---------------------------------------------------------------------------------
@@ -173,13 +174,14 @@
     const specs = Object.keys(d.charts);
     specs.forEach(function (k) { add(box, h("div", { class: "chart", id: "chart-" + k, text: "drawing…" })); });
     vega().then(function (embed) {
-      specs.forEach(function (k) {
+      return Promise.all(specs.map(function (k) {
         const el = document.getElementById("chart-" + k);
-        if (!el) return;
+        if (!el) return null;
         el.textContent = "";
-        embed(el, d.charts[k], { actions: false, renderer: "canvas" }).catch(function (e) { el.textContent = "chart failed: " + e; });
-      });
-    }).catch(function (e) { box.textContent = String(e); });
+        return embed(el, d.charts[k], { actions: false, renderer: "canvas" }).catch(function (e) { el.textContent = "chart failed: " + e; });
+      }));
+    }).then(function () { window.__explorerCharts = performance.now(); })  // scripts/bench_explore.py
+      .catch(function (e) { box.textContent = String(e); });
     const tables = h("details", null, h("summary", { text: "The report's tables (" + d.tables.length + ")" }));
     d.tables.forEach(function (tb) {
       add(tables, h("h3", { text: tb.title }));
@@ -324,12 +326,14 @@
       more.style.display = shown < rows.length ? "" : "none";
     }
     function draw() {
+      const t0 = performance.now();
       rows = filtered(d, params);
       window.__explorerList = rows.map(function (r) { return r[0]; });
       document.getElementById("count").textContent = rows.length;
       body.innerHTML = "";
       shown = 0;
       drawMore();
+      window.__explorerDrawn = { at: performance.now(), ms: performance.now() - t0, rows: rows.length };  // scripts/bench_explore.py
     }
     more.addEventListener("click", drawMore);
     if ("IntersectionObserver" in window) new IntersectionObserver(function (e) { if (e[0].isIntersecting && shown < rows.length) drawMore(); }).observe(more);
@@ -379,7 +383,7 @@
       const files = new Set();
       q.methods.forEach(function (m) { if (m) m.context.blocks.forEach(function (b) { files.add(pad(textFile(b[0]))); }); });
       return Promise.all(Array.from(files).map(function (f) { return chunk("t", f); })).then(function () { return q; });
-    }).then(function (q) { main.innerHTML = ""; questionPage(d, q, params); })
+    }).then(function (q) { main.innerHTML = ""; questionPage(d, q, params); window.__explorerQuestion = performance.now(); })
       .catch(function (e) { main.innerHTML = ""; add(main, h("p", { class: "err", text: String(e) })); });
   }
 
