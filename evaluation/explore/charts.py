@@ -22,7 +22,7 @@ def _pick() -> Any:
 
 def subtitle(setup: dict[str, str], ns: list[int]) -> list[str]:
     n = (f"n = {ns[0]} per method" if len(set(ns)) == 1 else f"n = {min(ns)}-{max(ns)} per method") if ns else "n = –"
-    return [f"answering model {setup['answer_model']} · judge {setup['judge_model']} · "
+    return [f"answering model {setup['answer_model']} · judge {setup['judge_model']}",
             f"{setup['credit']} credit · {n}"]
 
 

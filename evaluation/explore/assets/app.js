@@ -148,7 +148,7 @@
       add(body, h("tr", { "data-method": m.label },
         h("td", null, h("a", { href: "#/questions?" + qp, class: "method", text: m.label })),
         h("td", null, healthBadge(hv), hv && hv.status !== "ok" ? h("div", { class: "muted", text: hv.mark }) : null,
-          hv && hv.checks.length ? h("details", null, h("summary", { class: "muted", text: hv.checks.length + " checks" }),
+          hv && hv.checks.length ? h("details", null, h("summary", { class: "muted", text: hv.checks.length + (hv.checks.length === 1 ? " check" : " checks") }),
             h("table", null, hv.checks.map(function (c) {
               return h("tr", null, h("td", null, healthBadge({ status: c.status, mark: c.message })), h("td", { text: c.scope }),
                 h("td", { text: c.name }), h("td", { text: c.message }));
@@ -164,7 +164,7 @@
         h("td", { class: "muted", title: m.path, text: m.path.split("/").pop() })));
     });
     add(t, body);
-    add(main, t);
+    add(main, h("div", { class: "scroll" }, t));
     add(main, h("p", { class: "legend muted" }, "Failure labels: ", LABELS.filter(function (l) { return d.methods.some(function (m) { return m.labels[l]; }); }).map(function (l) { return badge(l); }),
       " — " + d.correct_means + ". Interval: a saved 95% interval, else ±1.96 bootstrap std."));
     if (d.judge_matrix) add(main, judgeMatrix(d.judge_matrix));
@@ -201,8 +201,23 @@
         return h("tr", null, h("td", { text: m }), jm.scores[i].map(function (v) { return h("td", { class: "num", text: num(v) }); }));
       }))));
     (jm.notes || []).forEach(function (n) { add(box, h("p", { class: "note", text: n })); });
-    if (jm.tau !== undefined) add(box, h("p", { class: "note", text: "Rank correlation between the criteria's method rankings (Kendall tau):" }), json(jm.tau));
+    if (jm.tau !== undefined) add(box, h("p", { class: "note", text: "Rank correlation between the criteria's method rankings (Kendall tau):" }), tauEl(jm.tau));
     return box;
+  }
+
+  function tauEl(tau) {  // {pair: x}, {a: {b: x}}, or anything else as saved
+    if (tau && typeof tau === "object" && !Array.isArray(tau)) {
+      const keys = Object.keys(tau);
+      if (keys.every(function (k) { return typeof tau[k] === "number"; })) {
+        return h("table", null, keys.map(function (k) { return h("tr", null, h("td", { text: k }), h("td", { class: "num", text: num(tau[k], 2) })); }));
+      }
+      if (keys.every(function (k) { return tau[k] && typeof tau[k] === "object"; })) {
+        const cols = Array.from(new Set([].concat.apply([], keys.map(function (k) { return Object.keys(tau[k]); }))));
+        return h("table", null, h("tr", null, h("th"), cols.map(function (c) { return h("th", { text: c }); })),
+          keys.map(function (k) { return h("tr", null, h("th", { text: k }), cols.map(function (c) { return h("td", { class: "num", text: num(tau[k][c], 2) }); })); }));
+      }
+    }
+    return json(tau);
   }
 
   // -- the question table -----------------------------------------------------------------------
