@@ -21,7 +21,8 @@ def _pick() -> Any:
 
 
 def subtitle(setup: dict[str, str], ns: list[int]) -> list[str]:
-    n = (f"n = {ns[0]} per method" if len(set(ns)) == 1 else f"n = {min(ns)}-{max(ns)} per method") if ns else "n = –"
+    n = (f"n = {ns[0]}" if len(set(ns)) == 1 else f"n = {min(ns)}-{max(ns)}") if ns else "n = –"
+    n += " per method (the headline's questions; each bar's own n in its tooltip)"
     return [f"answering model {setup['answer_model']} · judge {setup['judge_model']}",
             f"{setup['credit']} credit · {n}"]
 

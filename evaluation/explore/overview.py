@@ -81,7 +81,8 @@ def _table(t: Table) -> dict[str, Any]:
 def chart_specs(summaries: list[dict[str, Any]], p: Presentation, groups: list[str], names: dict[str, str],
                 setup: dict[str, str]) -> dict[str, Any]:
     methods = [s["label"] for s in summaries]
-    sub = charts.subtitle(setup, [s["n_questions"] for s in summaries])
+    sub = charts.subtitle(setup, [s["headline"]["n"] if s["headline"]["n"] is not None else s["n_questions"]
+                                  for s in summaries])
     rows = []
     for s in summaries:
         for g in [*groups, "overall"]:

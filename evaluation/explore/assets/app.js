@@ -137,16 +137,17 @@
     d.provenance.forEach(function (line) { add(main, h("p", { class: "prov", text: line })); });
     d.notes.forEach(function (line) { add(main, h("p", { class: "note", text: line })); });
     const head = ["method", "health", d.label + " (95% interval)", "n"].concat(d.groups.map(function (g) { return groupName(d, g); }))
-      .concat(["failure labels", "correct", "context tokens / q", "query tokens / correct", "USD / correct", "run folder"]);
+      .concat(["failure labels", "correct / all questions", "context tokens / q", "query tokens / correct", "USD / correct"]);
     const t = h("table", { id: "runs" }, h("thead", null, h("tr", null, head.map(function (x, i) {
-      return h("th", { class: i > 1 && i !== head.length - 1 && x !== "failure labels" ? "num" : null, text: x }); }))));
+      return h("th", { class: i > 1 && x !== "failure labels" ? "num" : null, text: x }); }))));
     const body = h("tbody");
     d.methods.forEach(function (m) {
       const hl = m.headline;
       const qp = new URLSearchParams({ d: params.get("d") || 0, sort: "m" + d.methods.indexOf(m) });
       const hv = m.health;
       add(body, h("tr", { "data-method": m.label },
-        h("td", null, h("a", { href: "#/questions?" + qp, class: "method", text: m.label })),
+        h("td", null, h("a", { href: "#/questions?" + qp, class: "method", title: "questions, sorted by this method's score", text: m.label }),
+          h("div", { class: "folder", title: m.path, text: m.path.split("/").pop() })),
         h("td", null, healthBadge(hv), hv && hv.status !== "ok" ? h("div", { class: "muted", text: hv.mark }) : null,
           hv && hv.checks.length ? h("details", null, h("summary", { class: "muted", text: hv.checks.length + (hv.checks.length === 1 ? " check" : " checks") }),
             h("table", null, hv.checks.map(function (c) {
@@ -160,8 +161,7 @@
         h("td", { class: "num", text: m.correct + " / " + m.n_questions }),
         h("td", { class: "num", text: big(m.context_tokens) }),
         h("td", { class: "num", text: big(m.query_tokens_per_correct) }),
-        h("td", { class: "num", text: m.usd_per_correct === null ? "–" : m.usd_per_correct.toPrecision(3) }),
-        h("td", { class: "muted", title: m.path, text: m.path.split("/").pop() })));
+        h("td", { class: "num", text: m.usd_per_correct === null ? "–" : m.usd_per_correct.toPrecision(3) })));
     });
     add(t, body);
     add(main, h("div", { class: "scroll" }, t));
