@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from evaluation.explore import build_site  # noqa: E402
 
 TEMPLATES = ROOT / "results" / "locomo-local" / "runs" / "locomo"
-PAGE = 100  # rows the table draws at a time (assets/app.js)
+PAGE = 100  # rows the table draws at a time (assets/core.js)
 
 
 def _jsonl(path: Path) -> list[dict]:

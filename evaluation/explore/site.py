@@ -1,4 +1,4 @@
-"""Write the explorer: index.html (the page, its script and style inlined), data.js (overview and
+"""Write the explorer: index.html (the page: assets/*.js and app.css inlined), data.js (overview and
 question table), q/*.js (question pages, loaded when one is opened), t/*.js (context blocks, each
 stored once) and vendor/vega-bundle.js (Vega, Vega-Lite and vega-embed, from vl-convert).
 
@@ -34,6 +34,7 @@ SITE_FORMAT = 1
 CHUNK_QUESTIONS = 40
 TEXT_FILE_BYTES = 1_000_000
 GENERATED = ("index.html", "data.js", "q", "t", "vendor")
+SCRIPTS = ("core.js", "overview.js", "table.js", "question.js")  # the page's code, inlined in this order
 
 
 class ExploreError(ValueError):
@@ -127,7 +128,7 @@ def build_site(run_dirs: list[Path], out: Path, judge_matrix: Path | None = None
              "vendor/vega-bundle.js": vega_bundle(),
              "index.html": _asset("index.html").replace("{{TITLE}}", _escape(site_title))
                                                .replace("/*{{CSS}}*/", _asset("app.css"))
-                                               .replace("/*{{JS}}*/", _asset("app.js"))}
+                                               .replace("/*{{JS}}*/", "\n".join(_asset(f) for f in SCRIPTS))}
     for stem, content in chunks.items():
         files[f"q/{stem}.js"] = f"MEMEVAL_EXPLORER_LOAD(\"q\",\"{stem}\",{_js(content)});\n"
     for n, (start, texts) in enumerate(text_files):
