@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import cache, compare, estimate, health, judge_check, report, rescore, run, usage
+from . import cache, compare, estimate, explore, health, judge_check, report, rescore, run, usage
 from .bundle import command as bundle
 
 
@@ -38,4 +38,5 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("cache", "the model-call cache: export, import, stats", cache.main),
     Command("usage", "rebuild a run folder's usage.json from its usage.jsonl (after a kill)", usage.main),
     Command("estimate", "what a run would cost, before any paid call (Hydra overrides)", estimate.main),
+    Command("explore", "the results explorer: a static site of every question and method (index.html)", explore.main),
 )}

@@ -75,7 +75,8 @@ def test_export_layout_and_verify_passes_without_any_request(made, monkeypatch) 
     server, _, bundle = made
     manifest = json.loads((bundle / "manifest.json").read_text())
     assert {r["method"] for r in manifest["runs"]} == {"embedding_rag", "seem"}
-    for rel in ("README.md", "calls.jsonl.gz", "report/report.md", "report/report.html"):
+    for rel in ("README.md", "calls.jsonl.gz", "report/report.md", "report/report.html", "explorer/index.html",
+                "explorer/data.js", "explorer/vendor/vega-bundle.js"):
         assert rel in manifest["files"], rel
     seem = next(r for r in manifest["runs"] if r["method"] == "seem")
     assert seem["index_artifacts"] and (bundle / seem["index_artifacts"] / "epbench20" / "memory.json").is_file()
@@ -91,6 +92,7 @@ def test_export_layout_and_verify_passes_without_any_request(made, monkeypatch) 
     assert manifest["data_versions"] and manifest["git_commit"] and manifest["versions"]["numpy"]
     readme = (bundle / "README.md").read_text()
     assert "[NOTES.md](NOTES.md)" in readme and "NOTES.md" in manifest["files"]
+    assert "[explorer/index.html](explorer/index.html)" in readme and manifest["explorer"]["dir"] == "explorer"
     assert "example gap" in (bundle / "NOTES.md").read_text()
     assert "MIT" in readme and "not accuracy against human labels" in readme and "GPT-4o" in readme
     assert "runs/epbench20/" in (bundle / "report" / "report.md").read_text()
@@ -103,6 +105,7 @@ def test_export_layout_and_verify_passes_without_any_request(made, monkeypatch) 
     rc, out = _verify(bundle)
     assert rc == 0, out
     assert out.count("\nOK   runs/epbench20/") == 2 and "calls replayed" in out
+    assert "explorer: explorer/ is current" in out
     assert out.splitlines()[-1].startswith("verify OK: 2/2 runs")
     assert server.count() == before, "verify sent a request to the model server"
 

@@ -31,6 +31,7 @@ from harness.versions import package_versions
 from model_access.cache import ResponseCache
 from model_access.cache_cli import export as export_calls
 
+from . import explorer
 from .rerun import Rerun, rerun
 
 REQUIRED = ("config.yaml", "meta.json", "predictions.jsonl", "judgments.jsonl", "metrics.json")
@@ -76,11 +77,12 @@ def export_bundle(runs: list[Path], name: str, out_root: Path = Path("results"),
         ref = by_path.get(reference.resolve()) if reference is not None else next(
             (rels[r] for r in runs if _method(r) == "vanilla"), None)
         report_note = _report(stage, [rels[r] for r in runs], ref)
+        explorer_note = explorer.write(stage, [rels[r] for r in runs])  # explorer/ (cli/bundle/explorer.py)
         manifest = {
             "format": FORMAT, "name": name, "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "git_commit": _git("rev-parse", "HEAD"), "git_dirty": bool(_git("status", "--porcelain")),
             "versions": package_versions(), "data_versions": sorted({e["data_version"] for e in run_entries}),
-            "runs": run_entries, "reference": ref, "report": report_note,
+            "runs": run_entries, "reference": ref, "report": report_note, "explorer": explorer_note,
             "calls": {"file": CALLS, "entries": n_calls, "sha256": sha256_file(stage / CALLS)},
             "skipped": skipped, "notes": NOTES,
         }

@@ -16,6 +16,7 @@ from evaluation.bundle.manifest import check_files, load_manifest, unlisted
 from model_access.cache_cli import import_bundle
 from model_access.cache_store import open_cache
 
+from . import explorer
 from .rerun import rerun
 
 
@@ -43,6 +44,7 @@ def verify_bundle(bundle: Path, data_dir: Path | None = None, work: Path | None 
     if manifest is None:
         return 1
     log(f"manifest: {len(manifest['files'])} files match (commit {manifest.get('git_commit')})")
+    explorer_ok = explorer.check(bundle, manifest, log)  # explorer/ rebuilds identically (or none shipped)
     with tempfile.TemporaryDirectory(prefix="memeval-verify-") as tmp:
         root = work or Path(tmp)
         cache_path = root / "bundle_calls.sqlite"
@@ -62,9 +64,12 @@ def verify_bundle(bundle: Path, data_dir: Path | None = None, work: Path | None 
                 log(f"     {p}")
             ok += res.ok
     n = len(manifest["runs"])
-    if ok == n:
+    if ok == n and explorer_ok:
         log(f"verify OK: {n}/{n} runs reproduced metrics.json byte for byte with 0 new model calls")
         return 0
+    if ok == n:
+        log("verify FAILED: the runs reproduced, but the shipped explorer is not current (see FAIL explorer)")
+        return 1
     log(f"verify FAILED: {n - ok} of {n} runs did not reproduce (see FAIL lines)")
     return 1
 

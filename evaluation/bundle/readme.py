@@ -51,6 +51,9 @@ def render(bundle: Path, manifest: dict[str, Any]) -> str:
              "model calls forbidden (no model server is started, no API key is read), and passes only if "
              "every run makes 0 new calls and rewrites its metrics.json byte for byte.", "",
              "The report: [report/report.md](report/report.md) (also report.html and report/figures/).", "",
+             *([f"The explorer: [{manifest['explorer']['index']}]({manifest['explorer']['index']}), every question "
+                "and method side by side (open it from disk, no server; `bundle verify` checks it is current).", ""]
+               if manifest.get("explorer") else []),
              *([f"Build notes (what was measured while building, what broke and its fix, what is missing): "
                 f"[{manifest['notes']}]({manifest['notes']}).", ""] if manifest.get("notes") else []),
              "## Runs", "",

@@ -1,0 +1,48 @@
+"""A bundle's explorer (`memeval explore` over its run folders, in explorer/): export writes it,
+verify rebuilds it from the bundled runs and checks the shipped copy is the same, file for file.
+
+Both build from inside the bundle with bundle-relative run paths, so the pages name the runs
+as the bundle holds them and link into its indexes/ folder the same way wherever it is checked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from pathlib import Path
+from typing import Any
+
+EXPLORER = "explorer"
+
+
+def write(stage: Path, rels: list[str]) -> dict[str, Any]:
+    """Build explorer/ inside the staged bundle; returns the manifest's `explorer` entry."""
+    from evaluation.explore import build_site
+
+    with contextlib.chdir(stage):
+        site = build_site([Path(r) for r in rels], Path(EXPLORER))
+    return {"dir": EXPLORER, "index": f"{EXPLORER}/index.html", "files": len(site.files),
+            "command": f"memeval explore {' '.join(rels)} --out {EXPLORER}"}
+
+
+def check(bundle: Path, manifest: dict[str, Any], log: Any) -> bool:
+    """True when the shipped explorer is what today's code builds from the bundled runs (or the
+    bundle predates explorers, which is noted, not failed)."""
+    entry = manifest.get("explorer")
+    if not entry:
+        log("note: this bundle ships no explorer (exported before `memeval explore`)")
+        return True
+    from evaluation.explore import build_site
+    from evaluation.explore.site import generated_files
+
+    rels = [Path(r["path"]) for r in manifest["runs"]]
+    with tempfile.TemporaryDirectory(prefix="memeval-explorer-") as tmp, contextlib.chdir(bundle):
+        build_site(rels, Path(tmp) / EXPLORER, links_from=Path(entry["dir"]))
+        fresh, shipped = generated_files(Path(tmp) / EXPLORER), generated_files(Path(entry["dir"]))
+    stale = sorted(k for k in fresh.keys() | shipped.keys() if fresh.get(k) != shipped.get(k))
+    if stale:
+        log(f"FAIL explorer: {len(stale)} of {len(fresh)} files differ from a fresh build ({', '.join(stale[:5])}); "
+            f"re-export the bundle, or run `{entry['command']}` in it")
+        return False
+    log(f"explorer: {entry['dir']}/ is current ({len(fresh)} files rebuilt identically)")
+    return True

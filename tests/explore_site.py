@@ -1,0 +1,47 @@
+"""Reading a built explorer back in tests: data.js and the question chunks are JavaScript calls
+around JSON, so the expectations are checked against what the page itself would load."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import ROOT
+
+EPBENCH_RUNS = sorted((ROOT / "results" / "epbench20-local" / "runs" / "epbench20").iterdir())
+LOCOMO_RUNS = sorted((ROOT / "results" / "locomo-local" / "runs" / "locomo").iterdir())
+
+
+def site_data(out: Path) -> dict[str, Any]:
+    text = (out / "data.js").read_text(encoding="utf-8")
+    prefix = "window.MEMEVAL_EXPLORER="
+    assert text.startswith(prefix) and text.endswith(";\n")
+    return json.loads(text[len(prefix):-2])
+
+
+def chunk(out: Path, kind: str, stem: str) -> Any:
+    text = (out / kind / f"{stem}.js").read_text(encoding="utf-8")
+    head = f'MEMEVAL_EXPLORER_LOAD("{kind}","{stem}",'
+    assert text.startswith(head) and text.endswith(");\n")
+    return json.loads(text[len(head):-3])
+
+
+def saved_labels(run: Path) -> dict[str, str]:
+    """question id -> failure label, read straight from the run's files (not through the explorer)."""
+    path = run / "diagnostics.jsonl"
+    if not path.exists():
+        path = run / "judgments.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return {r["question_id"]: r["failure_label"] for r in rows if "failure_label" in r}
+
+
+def gold_block_question(run: Path) -> tuple[str, str]:
+    """A question of `run` whose context has a block headed by one of its gold units (Vanilla sends
+    every chapter): (question id, that unit)."""
+    for line in (run / "predictions.jsonl").read_text(encoding="utf-8").splitlines():
+        p = json.loads(line)
+        for u in p.get("gold_units") or []:
+            if f"### Chapter {u}\n" in p["context_text"] or f"### Session {u} (" in p["context_text"]:
+                return p["question_id"], str(u)
+    raise AssertionError(f"no question of {run} has a gold unit block")
