@@ -319,3 +319,21 @@ def test_memeval_health_prints_one_table_and_fails_on_a_failed_check(tmp_path: P
     out = capsys.readouterr().out
     assert "| run | scope | check | status | value | threshold | message |" in out
     assert "| empty_contexts | fail |" in out and (run / "health.json").exists()
+
+
+@pytest.mark.parametrize("bundle", ["epbench20-local", "locomo-local"])
+def test_the_shipped_bundles_say_what_issue_24_found(bundle: str) -> None:
+    """On the bundled runs (read, nothing written): LightRAG and GraphRAG fail a context or
+    index check; Vanilla and Embedding RAG pass every context check; SEEM reports its fusion."""
+    runs = sorted((Path(__file__).resolve().parents[1] / "results" / bundle / "runs").glob("*/*"))
+    assert runs
+    for run in runs:
+        health = run_health(run, TH)
+        method = run.name.split("-")[0]
+        scopes = {c.scope for c in health.failed}
+        if method in ("lightrag", "graphrag"):
+            assert scopes & {"context", "index"}, (run.name, health.mark())
+        if method in ("vanilla", "embedding_rag"):
+            assert all(c.status != "fail" for c in health.checks if c.scope == "context"), run.name
+        if method == "seem":
+            assert {"fusion_merge_rate", "contradicting_merges"} <= set(_by_name(health))

@@ -54,6 +54,7 @@ class _Text:
 def gold_string_share(predictions: list[dict[str, Any]], markers: tuple[str, ...]) -> tuple[int, int]:
     """(gold strings found in their question's context, gold strings) over questions with gold units."""
     found = total = 0
+    texts: dict[str, _Text] = {}  # contexts repeat (Vanilla's is one for all): read each once
     for p in predictions:
         gold = [str(g) for g in (p.get("gold") or []) if str(g).strip()]
         if not gold or not p.get("gold_units"):
@@ -61,7 +62,7 @@ def gold_string_share(predictions: list[dict[str, Any]], markers: tuple[str, ...
         ctx = str(p.get("context_text") or "")
         for m in markers:
             ctx = ctx.replace(m, "")
-        text = _Text(ctx)
+        text = texts.get(ctx) or texts.setdefault(ctx, _Text(ctx))
         found += sum(text.has(g) for g in gold)
         total += len(gold)
     return found, total
