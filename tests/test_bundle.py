@@ -93,7 +93,17 @@ def test_export_layout_and_verify_passes_without_any_request(made, monkeypatch) 
     readme = (bundle / "README.md").read_text()
     assert "[NOTES.md](NOTES.md)" in readme and "NOTES.md" in manifest["files"]
     assert "[explorer/index.html](explorer/index.html)" in readme and manifest["explorer"]["dir"] == "explorer"
-    assert "example gap" in (bundle / "NOTES.md").read_text()
+    notes = (bundle / "NOTES.md").read_text()
+    assert "example gap" in notes  # the hand-written notes, then the facts the export generated
+    assert notes.index("example gap") < notes.index("<!-- run facts:") < notes.index("<!-- end of run facts -->")
+    assert "| seem | 2 |" in notes and "Judge failures: none in any run." in notes
+    # the index folder's own usage record travels with the bundle (written by the export's replay,
+    # which rebuilt the index from the cache), so the report shows SEEM's index build
+    record = json.loads((bundle / seem["index_artifacts"] / "index_usage.json").read_text())
+    assert record["corpora"]["epbench20"][0]["calls"] > 0
+    t3 = (bundle / "report" / "report.md").read_text().split("Table 3 shape")[1].split("###")[0]
+    seem_row = next(r for r in t3.splitlines() if r.startswith("| seem |"))
+    assert "†" not in seem_row and seem_row.split(" | ")[3] not in ("0", "1")  # index calls from the record
     assert "MIT" in readme and "not accuracy against human labels" in readme and "GPT-4o" in readme
     assert "runs/epbench20/" in (bundle / "report" / "report.md").read_text()
     assert "/tmp" not in (bundle / "report" / "report.md").read_text()
