@@ -47,8 +47,8 @@ def _methods() -> list[str]:
 
 def test_the_overview_lists_every_method_and_draws_its_charts(site: Path, page, tmp_path: Path) -> None:
     page.goto((site / "index.html").as_uri())
-    page.wait_for_selector("#runs tbody tr")
-    shown = page.eval_on_selector_all("#runs tbody tr", "rows => rows.map(r => r.dataset.method)")
+    page.wait_for_selector("#runs > tbody > tr")
+    shown = page.eval_on_selector_all("#runs > tbody > tr", "rows => rows.map(r => r.dataset.method)")
     assert sorted(shown) == sorted(_methods())
     page.wait_for_selector("#chart-by_group canvas", timeout=30_000)
     assert page.locator(".chart canvas").count() >= 3

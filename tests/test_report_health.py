@@ -35,7 +35,7 @@ def root(tmp_path_factory) -> Path:
 def pair(root, tmp_path) -> tuple[Path, Path]:
     """embedding_rag (the reference) and an oracle copy better on every question: a starred difference."""
     base = tmp_path / "epbench20" / "embedding_rag-ref"
-    shutil.copytree(run_dir(root, "embedding_rag"), base, ignore=shutil.ignore_patterns("wandb"))
+    shutil.copytree(run_dir(root, "embedding_rag"), base, ignore=shutil.ignore_patterns("wandb", "health.json"))
     better = perfect_copy(base, tmp_path / "epbench20" / "oracle-judge", "oracle")
     return base, better
 
@@ -105,7 +105,7 @@ def test_a_cost_figure_with_nothing_to_show_is_not_drawn(root, tmp_path) -> None
     runs = []
     for m in ("vanilla", "embedding_rag"):
         dst = tmp_path / "epbench20" / f"{m}-zero"
-        shutil.copytree(run_dir(root, m), dst, ignore=shutil.ignore_patterns("wandb"))
+        shutil.copytree(run_dir(root, m), dst, ignore=shutil.ignore_patterns("wandb", "health.json"))
         (dst / "usage.json").write_text(json.dumps({"price_table": "t", "stages": {}, "totals": {}}))
         (dst / "usage.jsonl").unlink(missing_ok=True)
         (dst / "index.json").unlink(missing_ok=True)  # no index folder, so no index record either
@@ -126,7 +126,7 @@ def test_a_cost_figure_with_nothing_to_show_is_not_drawn(root, tmp_path) -> None
 
 def test_api_equivalent_usd_prices_every_token_at_the_reference(root, tmp_path) -> None:
     run = tmp_path / "runs" / "epbench20" / "embedding_rag-priced"
-    shutil.copytree(run_dir(root, "embedding_rag"), run, ignore=shutil.ignore_patterns("wandb"))
+    shutil.copytree(run_dir(root, "embedding_rag"), run, ignore=shutil.ignore_patterns("wandb", "health.json"))
     (run / "usage.jsonl").unlink()
 
     def bucket(p: int, c: int) -> dict:
