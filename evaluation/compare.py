@@ -17,8 +17,9 @@ from typing import Any
 
 from .presentation import Presentation
 from .protocol import fmt
+from .runs.blocks import audit_line, weighted_line
+from .runs.paired import paired_differences, paired_notes
 from .runs.scored import ReportError, Run, load_run
-from .stats import paired_difference
 
 
 def _cell(m: dict[str, Any] | None, p: Presentation) -> str:
@@ -61,6 +62,16 @@ def comparison_table(runs: list[Run]) -> str:
     return "\n".join(lines)
 
 
+def statistics_lines(runs: list[Run]) -> list[str]:
+    """Under the table, per run: the headline on the questions no gold audit flags, and a
+    subset's overall weighted by population share (metrics.json `gold_audit`, `stratified`)."""
+    label = runs[0].presentation.label
+    lines = [f"- {r.meta.get('method', r.path.name)}: {x}" for r in runs
+             for x in (audit_line(r.metrics.get("gold_audit"), label),
+                       weighted_line(r.metrics.get("stratified"), label)) if x]
+    return ["", *lines] if lines else []
+
+
 def provenance_lines(runs: list[Run]) -> list[str]:
     keys = ("answer_model", "judge_model", "data_version", "subset", "context_cap")
     out = []
@@ -89,17 +100,16 @@ def main(argv: list[str] | None = None) -> int:
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    parts = [*provenance_lines(runs), "", comparison_table(runs)]
+    parts = [*provenance_lines(runs), "", comparison_table(runs), *statistics_lines(runs)]
     if reference is not None:
-        ref = reference.question_scores
+        pairs = paired_differences(runs, reference)
         parts += ["", f"Paired bootstrap differences vs {args.reference} (same questions, 1000 resamples):", "",
-                  "| method | n | diff | std | 95% CI | p |", "|---|---|---|---|---|---|"]
-        for r in runs:
-            if r.path.resolve() == reference.path.resolve():
-                continue
-            d = paired_difference(r.question_scores, ref)
+                  "| method | n | diff | std | 95% CI | p | p (Holm) |", "|---|---|---|---|---|---|---|"]
+        for r, d in pairs:
             parts.append(f"| {r.meta.get('method')} | {d['n']} | {d['diff']:+.3f} | {d['diff_std']:.3f} "
-                         f"| [{d['ci95_low']:+.3f}, {d['ci95_high']:+.3f}] | {d['p_two_sided']:.3f} |")
+                         f"| [{d['ci95_low']:+.3f}, {d['ci95_high']:+.3f}] | {d['p_two_sided']:.3f} "
+                         f"| {d['p_holm']:.3f} |")
+        parts += ["", *paired_notes(pairs, reference)]
     text = "\n".join(parts) + "\n"
     print(text)
     if args.out:

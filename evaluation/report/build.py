@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..runs.scored import ReportError, Run, load_run, load_runs
 from . import figures
+from .statistics import statistics_tables, with_resampling_note
 from .tables import Table, dataset_tables, paired_table, table3
 
 __all__ = ["ReportError", "build_report"]
@@ -28,7 +29,7 @@ def _section(dataset: str, runs: list[Run], reference: Run | None, fig_dir: Path
              strict: bool) -> Section:
     p = runs[0].presentation
     sec = Section(f"{dataset} ({len(runs)} run{'s' if len(runs) > 1 else ''})")
-    sec.tables += [*dataset_tables(runs), table3(runs)]
+    sec.tables += [*with_resampling_note(dataset_tables(runs), runs), *statistics_tables(runs), table3(runs)]
     if reference is not None:
         try:
             sec.tables.append(paired_table(runs, reference))

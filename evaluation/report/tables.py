@@ -13,8 +13,8 @@ from typing import Any
 
 from ..presentation import Column, Presentation, ReportTable
 from ..protocol import fmt
+from ..runs.paired import paired_differences, paired_notes
 from ..runs.scored import PROVENANCE, ReportError, Run, incomparable
-from ..stats import paired_difference
 
 LABELS = {"answer_model": "answering model", "judge_model": "judge", "policy": "policy",
           "credit": "credit", "data_version": "data version", "subset": "subset", "context_cap": "cap"}
@@ -190,21 +190,18 @@ def paired_table(runs: list[Run], reference: Run) -> Table:
     if problems:
         raise ReportError(f"cannot compare against the reference {reference.path}:\n  " + "\n  ".join(problems)
                           + "\nCompare runs of one dataset, question subset, judge, data version and policy.")
-    ref_scores = reference.question_scores
-    head = ["method", "n", "mean", "reference mean", "difference", "std", "95% interval", "p", ""]
+    pairs = paired_differences(runs, reference)  # resampled as the reference's intervals; Holm; MDE
+    head = ["method", "n", "mean", "reference mean", "difference", "std", "95% interval", "p", "p (Holm)", ""]
     rows = []
-    for r in runs:
-        if r is reference:
-            continue
-        d = paired_difference(r.question_scores, ref_scores)
+    for r, d in pairs:
         sig = "*" if d["ci95_low"] > 0 or d["ci95_high"] < 0 else ""
         rows.append([r.label, str(d["n"]), fmt(d["mean_a"]), fmt(d["mean_b"]), f"{d['diff']:+.3f}",
                      fmt(d["diff_std"]), f"[{d['ci95_low']:+.3f}, {d['ci95_high']:+.3f}]",
-                     f"{d['p_two_sided']:.3f}", sig])
+                     f"{d['p_two_sided']:.3f}", f"{d['p_holm']:.3f}", sig])
     return Table(f"Paired differences in per-question {reference.presentation.label} against {reference.label}",
                  provenance([reference, *runs]), head, rows,
-                 ["Paired bootstrap over the shared questions (1000 seeded resamples of question ids); "
-                  "* = the 95% interval excludes 0."])
+                 ["Paired bootstrap over the shared questions; * = the 95% interval excludes 0.",
+                  *paired_notes(pairs, reference)])
 
 
 def as_frame(t: Table) -> Any:
