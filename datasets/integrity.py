@@ -25,8 +25,9 @@ EPBENCH_FIGSHARE = "https://figshare.com/ndownloader/articles/28244480"
 class DataFile:
     path: str
     sha256: str | None  # None: no reference hash exists (the file is reported as unverified)
-    status: str  # original | reconstructed | unverified
+    status: str  # original | reconstructed | unverified | derived
     url: str | None = None
+    optional: bool = False  # the data step may lack it (no download source); its reader says so
 
 
 MANIFEST: dict[str, DataFile] = {f.path: f for f in [
@@ -41,6 +42,8 @@ MANIFEST: dict[str, DataFile] = {f.path: f for f in [
     DataFile(f"{BOOK200}/df_qa_debug_widespreadness.parquet", "caa27f313069a2ace6b8b111b4381fdc7d1fe08daaceb27b54a34792e5241ef7", "reconstructed"),
     DataFile("locomo/locomo10.json", "79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4", "original",
              "https://raw.githubusercontent.com/snap-research/LoCoMo/main/data/locomo10.json"),
+    DataFile("locomo/audit/gold_audit.jsonl", "78b3bba45dd0dafc0aa88cd5af39ab260f2e6ad54e0b703c3293e66f1cd104ed",
+             "derived", optional=True),
     DataFile("longmemeval/longmemeval_oracle.json", "821a2034d219ab45846873dd14c14f12cfe7776e73527a483f9dac095d38620c", "original"),
     DataFile("longmemeval/longmemeval_s_cleaned.partial.json.gz", "4ce8d5085377debceed2abc3aaa09239745b02f7b1e500b6b95d6846b56a9c2d", "unverified"),
 ]}

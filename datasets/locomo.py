@@ -17,9 +17,13 @@ from typing import Any
 from model_access.errors import ConfigError
 
 from .integrity import verify
-from .types import ContextCap, Corpus, Dataset, Question, Unit
+from .types import ContextCap, Corpus, Dataset, GoldAudit, Question, Unit
 
 REL = "locomo/locomo10.json"
+AUDIT_REL = "locomo/audit/gold_audit.jsonl"
+# A row flags its question's gold when audit A calls it score-corrupting (not a wrong evidence
+# citation alone) or audit B lists it at all: the 143 questions SOURCES.md names.
+AUDIT_RULE = "audit_a score_corrupting, or any audit_b label"
 
 # The one category mapping of this project. It follows the data itself: category 1 questions
 # cite 2+ sessions in 95% of cases (multi-hop), category 4 cite exactly one (single-hop),
@@ -88,6 +92,7 @@ class LoCoMoLoader:
             questions.extend(self._question(qa, f"{corpus.id}-q{i}", corpus.id, present)
                              for i, qa in enumerate(sample["qa"]))
         cap = self.derive_cap(questions)  # from every question, whatever the filters
+        audit = read_gold_audit(self.root, {q.id: q for q in questions})
         notes = []
         if self.conversations is not None:
             unknown = [c for c in self.conversations if c not in corpora]
@@ -100,9 +105,13 @@ class LoCoMoLoader:
         if self.categories is not None:
             questions = [q for q in questions if q.attrs["category"] in self.categories]
             notes.append(f"LoCoMo restricted to categories {sorted(self.categories)}")
+        kept = {q.id for q in questions}
+        audit = GoldAudit(audit.source, audit.rule, {k: v for k, v in audit.flagged.items() if k in kept},
+                          audit.available)
         return Dataset(
             name="locomo", version=f"locomo10@{(entry.sha256 or 'nohash')[:12]}-{entry.status}",
             corpora=corpora, questions=questions, natural_cap=cap, strata_key="category", notes=notes,
+            gold_audit=audit,
         )
 
     def derive_cap(self, questions: list[Question]) -> ContextCap:
@@ -144,3 +153,28 @@ class LoCoMoLoader:
         units = tuple(s for s in sessions_of(evidence) if s in present)
         return Question(id=qid, corpus_id=corpus_id, text=str(qa["question"]), gold=(gold,),
                         gold_units=units, attrs=attrs)
+
+
+def read_gold_audit(root: Path, questions: dict[str, Question]) -> GoldAudit:
+    """The flagged questions of locomo/audit/gold_audit.jsonl (sha256-checked), by this project's
+    question id `<sample_id>-q<qa_index>`; each row's category must be its question's, so a
+    misaligned file is refused. A missing file is an audit that is not available, said so."""
+    path = root / AUDIT_REL
+    if not path.exists():
+        return GoldAudit(AUDIT_REL, AUDIT_RULE, {}, available=False)
+    entry = verify(root, AUDIT_REL)
+    flagged: dict[str, str] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        qid = f"{row['sample_id']}-q{int(row['qa_index'])}"
+        q = questions.get(qid)
+        if q is None or int(q.attrs["category"]) != int(row["category"]):
+            raise ConfigError(f"{path}: row {row['sample_id']} #{row['qa_index']} (category {row['category']}) "
+                              "does not match locomo10.json; the audit file belongs to another LoCoMo version")
+        a, b = row.get("audit_a") or {}, row.get("audit_b") or {}
+        if a.get("score_corrupting") or b:
+            flagged[qid] = "; ".join([*([f"audit_a {a['type']}"] if a.get("score_corrupting") else []),
+                                      *([f"audit_b {b.get('label', '?')}"] if b else [])])
+    return GoldAudit(f"{AUDIT_REL}@{(entry.sha256 or 'nohash')[:12]}", AUDIT_RULE, flagged)

@@ -64,6 +64,19 @@ class ContextCap:
         return f"{text} ({self.source})" if self.source and parts else text
 
 
+@dataclass(frozen=True)
+class GoldAudit:
+    """Questions whose gold answer a published audit flags, so a score can be given without them.
+
+    `available` False: the dataset has an audit but its file is not in the data folder (a score
+    then says the split is missing rather than silently giving none)."""
+
+    source: str  # the file under the data folder, with its sha256 prefix
+    rule: str  # which rows count as flagged
+    flagged: dict[str, str]  # question id -> why (the audits' labels)
+    available: bool = True
+
+
 @dataclass
 class Dataset:
     name: str
@@ -74,6 +87,7 @@ class Dataset:
     strata_key: str
     notes: list[str] = field(default_factory=list)
     group_keys: list[str] = field(default_factory=list)  # per-group tables; empty = [strata_key]
+    gold_audit: GoldAudit | None = None  # None: no audit of this dataset's gold exists
 
     def corpus_for(self, q: Question) -> Corpus:
         return self.corpora[q.corpus_id]

@@ -18,8 +18,9 @@ from typing import Any
 from .presentation import Presentation
 from .protocol import fmt
 from .report.tables import DEGENERATE_NOTE, group_name, star_allowed
+from .runs.blocks import audit_line, weighted_line
+from .runs.paired import paired_differences, paired_notes
 from .runs.scored import ReportError, Run, load_run
-from .stats import paired_difference
 
 
 def _cell(m: dict[str, Any] | None, p: Presentation) -> str:
@@ -65,25 +66,33 @@ def comparison_table(runs: list[Run]) -> str:
 
 
 def paired_lines(runs: list[Run], reference: Run, allow_degenerate: bool = False) -> list[str]:
-    """Paired bootstrap differences against `reference` on the questions the headline counts;
-    a run that failed a health check is not starred unless `allow_degenerate`."""
-    ref = reference.headline_scores
+    """Paired bootstrap differences against `reference` on the questions the headline counts
+    (resampled as its intervals, Holm-corrected, with the minimum detectable difference); a run
+    that failed a health check is not starred unless `allow_degenerate`."""
+    pairs = paired_differences(runs, reference)
     out = [f"Paired bootstrap differences vs {reference.path} (same questions, 1000 resamples):", "",
-           "| method | n | diff | std | 95% CI | p |  | health |", "|---|---|---|---|---|---|---|---|"]
+           "| method | n | diff | std | 95% CI | p | p (Holm) |  | health |", "|---|---|---|---|---|---|---|---|---|"]
     failed = False
-    for r in runs:
-        if r.path.resolve() == reference.path.resolve():
-            continue
-        d = paired_difference(r.headline_scores, ref)
+    for r, d in pairs:
         significant = d["ci95_low"] > 0 or d["ci95_high"] < 0
         star = "*" if significant and star_allowed(r, reference, allow_degenerate) else ""
         failed |= r.failed or reference.failed
         out.append(f"| {r.meta.get('method')} | {d['n']} | {d['diff']:+.3f} | {d['diff_std']:.3f} "
-                   f"| [{d['ci95_low']:+.3f}, {d['ci95_high']:+.3f}] | {d['p_two_sided']:.3f} | {star} "
-                   f"| {r.health_cell.replace('|', '/')} |")
+                   f"| [{d['ci95_low']:+.3f}, {d['ci95_high']:+.3f}] | {d['p_two_sided']:.3f} | {d['p_holm']:.3f} "
+                   f"| {star} | {r.health_cell.replace('|', '/')} |")
     out += ["", "* = the 95% interval excludes 0." + (f" {DEGENERATE_NOTE}" if failed and not allow_degenerate
-                                                      else "")]
+                                                      else ""), *paired_notes(pairs, reference)]
     return out
+
+
+def statistics_lines(runs: list[Run]) -> list[str]:
+    """Under the table, per run: the headline on the questions no gold audit flags, and a
+    subset's overall weighted by population share (metrics.json `gold_audit`, `stratified`)."""
+    label = runs[0].presentation.label
+    lines = [f"- {r.meta.get('method', r.path.name)}: {x}" for r in runs
+             for x in (audit_line(r.metrics.get("gold_audit"), label),
+                       weighted_line(r.metrics.get("stratified"), label)) if x]
+    return ["", *lines] if lines else []
 
 
 def provenance_lines(runs: list[Run]) -> list[str]:
@@ -116,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    parts = [*provenance_lines(runs), "", comparison_table(runs)]
+    parts = [*provenance_lines(runs), "", comparison_table(runs), *statistics_lines(runs)]
     if reference is not None:
         parts += ["", *paired_lines(runs, reference, args.allow_degenerate)]
     text = "\n".join(parts) + "\n"

@@ -8,12 +8,28 @@ become metrics, and how metrics become a table. Methods never see any of it.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import Any
 
 from datasets.types import Dataset, Question
 from model_access.chat import ChatModel
 
 from .presentation import Presentation
+
+
+@dataclass(frozen=True)
+class Resampling:
+    """What a run's bootstrap resamples: its questions, or clusters of questions that are not
+    independent (LoCoMo's conversations); `note` says what the intervals cannot show."""
+
+    unit: str  # "question", or the cluster's name ("conversation")
+    n_units: int
+    clusters: dict[str, str] | None = None  # question id -> its cluster; None: questions resampled
+    note: str | None = None
+
+    def labels(self, question_ids: list[str]) -> list[str] | None:
+        """The cluster of each question, for stats.bootstrap_std (None: over questions)."""
+        return None if self.clusters is None else [self.clusters[q] for q in question_ids]
 
 
 class Protocol(ABC):
@@ -66,12 +82,19 @@ class Protocol(ABC):
                                       "override question_scores")
         return {j["question_id"]: float(j[key]) for j in judgments if isinstance(j.get(key), int | float)}
 
-    def headline_scores(self, judgments: list[dict[str, Any]],
-                        predictions: list[dict[str, Any]]) -> dict[str, float]:
-        """The per-question scores of the questions the headline counts: what a paired
-        difference compares, so its n is the headline's n (LoCoMo leaves category 5 out of
-        both unless it is included). Default: every scored question."""
+    def headline_scores(self, judgments: list[dict[str, Any]], predictions: list[dict[str, Any]],
+                        policy: str | None = None) -> dict[str, float]:
+        """Per question, the values whose mean is the headline overall (under `policy`, else the
+        protocol's own): what the gold-audit split and a subset's weighted overall average. The
+        default is `question_scores`; a protocol whose overall leaves questions out, or whose
+        policy changes a question's score, overrides it (NotImplementedError: not for a policy)."""
+        if policy is not None:
+            raise NotImplementedError(f"{type(self).__name__} gives no per-question headline under policy {policy!r}")
         return self.question_scores(judgments, predictions)
+
+    def resampling(self, predictions: list[dict[str, Any]]) -> Resampling:
+        """What the bootstrap resamples (written as metrics.json `statistics`): questions, by default."""
+        return Resampling("question", len({p["question_id"] for p in predictions}))
 
     def group_caveats(self, metrics: dict[str, Any]) -> dict[str, str]:
         """{group (or "overall"): what its headline cell measures where that is not the

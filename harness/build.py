@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ class Components:
     run_dir: Path
     index_root: Path
     subset_label: str
+    pool: list[Question] = field(default_factory=list)  # what the subset was drawn from (its population)
 
 
 def _ledger(cfg: DictConfig) -> UsageLedger:
@@ -149,4 +150,4 @@ def build(cfg: DictConfig, check: bool = True, dry: Any = None) -> Components:
     if filters:
         subset_label += f"; {'; '.join(filters)}"
     return Components(dataset, questions, protocol, _cap(cfg, dataset), llm, judge, embedder, ledger,
-                      cache, upgraded.method, run_dir, Path(cfg.index_root), subset_label)
+                      cache, upgraded.method, run_dir, Path(cfg.index_root), subset_label, pool)

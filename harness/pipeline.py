@@ -13,6 +13,7 @@ from typing import Any
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from datasets.facts import dataset_facts
 from evaluation.runs.folder import RunFolder
 from evaluation.runs.locking import FolderLock
 from evaluation.runs.scoring import score_run
@@ -94,6 +95,7 @@ def _meta(c: Components) -> dict[str, Any]:
         "answer_with": str(c.method_cfg.get("answer_with") or "shared"),
         "git_commit": _git_commit(), "versions": package_versions(), "strata_key": c.dataset.strata_key,
         "group_keys": c.dataset.group_keys or [c.dataset.strata_key],
+        **dataset_facts(c.dataset, c.pool, (q.id for q in c.questions)),  # population, gold_audit
     }
 
 

@@ -66,6 +66,13 @@ def test_locomo_run(scripted, tmp_path, data_dir, method, n) -> None:
     assert metrics["category_names"]["5"] == "adversarial" and metrics["overall"]["n"] == n * 4 // 5
     for m in metrics["categories"].values():
         assert {"f1", "bleu1", "judge", "n"} <= set(m)
+    # the run recorded its dataset facts; questions from 2+ conversations: a cluster bootstrap
+    meta = json.loads((run / "meta.json").read_text())
+    assert meta["population"]["n"] == 1986 and meta["gold_audit"]["source"].startswith("locomo/audit/")
+    assert set(meta["gold_audit"]["flagged"]) <= {p["question_id"] for p in preds}
+    assert metrics["statistics"]["resampling_unit"] == "conversation"
+    assert metrics["statistics"]["n_units"] == len({p["corpus_id"] for p in preds}) >= 2
+    assert metrics["stratified"]["population_n"] == 1986 and metrics["gold_audit"]["rule"]
     table = (run / "results.md").read_text()
     assert "Category mapping: 1 = multi-hop" in table and "scripted-judge" in table
     assert "context cap: 5 units" in table

@@ -38,8 +38,9 @@ def test_report_on_three_runs_has_tables_and_figures(root, tmp_path) -> None:
     rows = [ln for ln in table2.splitlines() if ln.startswith("| ") and not ln.startswith("| method")]
     assert [r.split(" | ")[0][2:] for r in rows] == list(METHODS)
     assert all("±" in r and "n/a" in r for r in rows)  # F1 ± std; no chronological awareness yet
-    # provenance heads every table
-    assert text.count("answering model: scripted-llm; judge: scripted-judge (judge version 2); policy: lenient") == 3
+    # provenance heads every table (a 6-question subset of 456: its weighted overall is the 4th)
+    assert "### Overall F1 weighted by population share (stratified subset)" in text
+    assert text.count("answering model: scripted-llm; judge: scripted-judge (judge version 2); policy: lenient") == 4
     assert "subset: 6 of 456" in text and "cap: 3 units" in text
     # Table 3: vanilla sends the whole book, so far more context tokens than retrieval
     t3 = text.split("Table 3 shape")[1].split("###")[0]

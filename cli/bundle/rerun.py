@@ -118,13 +118,13 @@ def rerun(run: Path, work: Path, cache_path: Path | None = None, cache_backend: 
     result.seconds = time.perf_counter() - t0
     result.keys, result.refused = set(replay.keys), list(replay.refused)
     if result.out_dir is not None:
-        _compare(run, result)
+        _compare(run, result, data_dir)
     elif not result.error:
         result.error = "the replay wrote no run folder"
     return result
 
 
-def _compare(run: Path, result: Rerun) -> None:
+def _compare(run: Path, result: Rerun, data_dir: Path | None = None) -> None:
     out = result.out_dir
     assert out is not None
     if (out / "meta.json").exists():
@@ -141,7 +141,8 @@ def _compare(run: Path, result: Rerun) -> None:
     if not theirs.exists():
         result.metrics_diff.append("the replay wrote no metrics.json")
         return
-    mine = saved_metrics_text(RunFolder(run))  # an older run's file as today's score stage writes it
+    # an older run's file as today's score stage writes it (its dataset facts read from the data)
+    mine = saved_metrics_text(RunFolder(run), data_dir)
     if mine.encode("utf-8") != theirs.read_bytes():
         result.metrics_diff.extend(metrics_diff(json.loads(mine), json.loads(theirs.read_text()))
                                    or ["same values, different bytes (formatting or key order)"])

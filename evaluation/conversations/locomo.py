@@ -22,7 +22,7 @@ from model_access.chat import ChatModel
 from model_access.errors import JsonOutputError
 
 from ..presentation import Column, Presentation, ReportTable
-from ..protocol import Protocol, fmt, provenance_header
+from ..protocol import Protocol, Resampling, fmt, provenance_header
 from ..stats import bootstrap_std, nanmean
 from .grounding import (
     GROUNDING_VERSION,
@@ -53,6 +53,9 @@ CATEGORY_5_BY_DECLINE = "category 5 by the decline check (no judge call)"
 CATEGORY_5_BY_JUDGE = "category 5 by the judge (the shared prompt)"  # version 1
 ANSWER_PROMPT_VERSION = "locomo-answer-v1"
 POLICIES = ("categories_1_4", "categories_1_5")
+# LoCoMo's questions come in 10 conversations: questions of one conversation are not independent
+ONE_CONVERSATION = ("one conversation: its questions are not independent samples, so these intervals "
+                    "understate the uncertainty of a benchmark-level score")
 
 _ANSWER_SYSTEM = (
     "You answer questions about a long conversation between two people, using only the "
@@ -105,6 +108,11 @@ def grounding(question: str, gold: str, category: int, answer: str) -> dict[str,
     """The grounding fields of a judgments line (category 5: correct means declining)."""
     g = ground_verdict(answer, gold_for_scoring(gold, category), question, abstention=int(category) == 5)
     return {"grounded": g.supported, "grounding": g.reason}
+
+
+def _unit(metrics: dict[str, Any]) -> str:
+    """What the table's ± resampled (metrics.json `statistics`, written by the score stage)."""
+    return str((metrics.get("statistics") or {}).get("resampling_unit", "question"))
 
 
 def _mean(values: list[float]) -> float:
@@ -194,13 +202,14 @@ class LoCoMoProtocol(Protocol):
             })
         return rows
 
-    def _aggregate(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    def _aggregate(self, rows: list[dict[str, Any]], res: Resampling) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        clusters = res.labels([r["question_id"] for r in rows])
         for key in ("f1", "bleu1", "judge", "evidence_recall"):
             arr = np.array([r[key] for r in rows], dtype=float)
             out[key] = _mean(arr.tolist())
             out[f"{key}_std"] = bootstrap_std(len(arr), lambda i, a=arr: nanmean(a[i]),
-                                              self.resamples, self.seed)
+                                              self.resamples, self.seed, clusters)
         for key in ("judge_raw", "judge_grounded"):
             out[key] = _mean([r[key] for r in rows])
         out["n"] = len(rows)
@@ -213,7 +222,8 @@ class LoCoMoProtocol(Protocol):
             raise ValueError(f"LoCoMo scoring policy must be one of {POLICIES}, not {policy!r}")
         with5 = policy == "categories_1_5" if policy else self.include_category_5
         rows = self.scored_rows(judgments, predictions)
-        scope = [1, 2, 3, 4, 5] if with5 else [1, 2, 3, 4]
+        res = self.resampling(predictions)
+        scope = self._scope(policy)
         cats = sorted({r["category"] for r in rows})
         failed = [j["question_id"] for j in judgments if "judge_error" in j]
         prompts = sorted({j.get("judge_prompt", "?") for j in judgments})
@@ -223,8 +233,8 @@ class LoCoMoProtocol(Protocol):
             # how the verdicts line up with token F1 (F1 >= 0.5 agreement, AUC); see grounding.py
             "judge_f1": {c: f1_agreement((r[f"judge_{c}"], r["f1"]) for r in in_scope) for c in ("raw", "grounded")},
             "grounding_removed": sum(1 for r in rows if r["judge_raw"] == 1 and r["judge_grounded"] == 0),
-            "overall": self._aggregate(in_scope),
-            "categories": {str(c): self._aggregate([r for r in rows if r["category"] == c]) for c in cats},
+            "overall": self._aggregate(in_scope, res),
+            "categories": {str(c): self._aggregate([r for r in rows if r["category"] == c], res) for c in cats},
             "category_names": dict(CATEGORY_NAMES),
             "overall_categories": scope,
             "policy": "categories_1_5" if with5 else "categories_1_4",
@@ -232,19 +242,34 @@ class LoCoMoProtocol(Protocol):
             "n_judge_failed": len(failed), "judge_failed_ids": failed,
         }
 
+    def _scope(self, policy: str | None) -> list[int]:
+        with5 = policy == "categories_1_5" if policy else self.include_category_5
+        return [1, 2, 3, 4, 5] if with5 else [1, 2, 3, 4]
+
+    def headline_scores(self, judgments: list[dict[str, Any]], predictions: list[dict[str, Any]],
+                        policy: str | None = None) -> dict[str, float]:
+        """Per-question J of the categories the overall covers (the policy's), judged ones only."""
+        scope = self._scope(policy)
+        return {r["question_id"]: r["judge"] for r in self.scored_rows(judgments, predictions)
+                if r["category"] in scope and not math.isnan(r["judge"])}
+
+    def resampling(self, predictions: list[dict[str, Any]]) -> Resampling:
+        """A cluster bootstrap over conversations when the run holds 2+; one conversation's
+        questions are resampled as questions, with a note that this understates the uncertainty.
+        Predictions that name no conversation (hand-made ones) are resampled as questions."""
+        conv = {p["question_id"]: str(p["corpus_id"]) for p in predictions if p.get("corpus_id") is not None}
+        n = len(set(conv.values()))
+        if len(conv) < len(predictions):
+            return Resampling("question", len({p["question_id"] for p in predictions}))
+        if n >= 2:
+            return Resampling("conversation", n, conv)
+        return Resampling("question", len(conv), note=ONE_CONVERSATION if n == 1 else None)
+
     def question_scores(self, judgments: list[dict[str, Any]],
                         predictions: list[dict[str, Any]]) -> dict[str, float]:
         """Per-question headline J (under the configured credit), for paired comparisons."""
         return {r["question_id"]: r["judge"] for r in self.scored_rows(judgments, predictions)
                 if not math.isnan(r["judge"])}
-
-    def headline_scores(self, judgments: list[dict[str, Any]],
-                        predictions: list[dict[str, Any]]) -> dict[str, float]:
-        """J of the questions in the headline's categories (1-4, or 1-5 with include_category_5):
-        a paired difference then has the headline's n, not every category's."""
-        scope = {1, 2, 3, 4, 5} if self.include_category_5 else {1, 2, 3, 4}
-        return {r["question_id"]: r["judge"] for r in self.scored_rows(judgments, predictions)
-                if r["category"] in scope and not math.isnan(r["judge"])}
 
     def group_caveats(self, metrics: dict[str, Any]) -> dict[str, str]:
         """Under judge version 2 category 5's "J" is the model-free decline check, not a judge
@@ -286,8 +311,8 @@ class LoCoMoProtocol(Protocol):
                       if metrics.get("judge_prompt") == JUDGE_PROMPTS[2] else "")
         lines += ["", f"Category mapping: {mapping}. Category 5 is correct when the reply says the "
                   f"conversation does not mention it (F1 column: the official substring rule).{by_decline}",
-                  "± = bootstrap std over questions (1000 resamples). Evidence recall = share of the "
-                  "question's evidence sessions present in the context."]
+                  f"± = bootstrap std over {_unit(metrics)}s ({self.resamples} resamples). Evidence recall = "
+                  "share of the question's evidence sessions present in the context."]
         lines += conversation_notes(metrics, "J")
         if metrics.get("n_judge_failed"):
             lines.append(f"Judge failed on {metrics['n_judge_failed']} question(s): excluded from J, not scored 0.")

@@ -137,12 +137,13 @@ class EpBenchMetrics:
                                              for c in CREDITS if c != credit}}
         return out
 
-    def question_scores(self, judgments: list[dict[str, Any]],
-                        predictions: list[dict[str, Any]]) -> dict[str, float]:
-        """Per-question headline F1 (under the configured credit), for paired comparisons."""
+    def question_scores(self, judgments: list[dict[str, Any]], predictions: list[dict[str, Any]],
+                        policy: str | None = None) -> dict[str, float]:
+        """Per-question headline F1 (under the configured credit and `policy`, default the
+        configured one), for paired comparisons and the statistics blocks."""
         judgments = [dict(j) for j in judgments]
         self._complete(judgments, predictions)
-        return {j["question_id"]: self.per_question(j).f1 for j in judgments if "judge_error" not in j}
+        return {j["question_id"]: self.per_question(j, policy).f1 for j in judgments if "judge_error" not in j}
 
     def _simple_recall(self, rows: list[dict[str, Any]], credit: str) -> tuple[float, float]:
         """EpBench Simple Recall: unweighted mean over buckets of mean lenient F1 (get == all)."""

@@ -85,6 +85,11 @@ class EpBenchProtocol(Protocol):
         fixed["order_uncredited"] = ca.get("order")
         return {**metrics, "chronological_awareness": fixed}
 
+    def headline_scores(self, judgments: list[dict[str, Any]], predictions: list[dict[str, Any]],
+                        policy: str | None = None) -> dict[str, float]:
+        """Per-question F1 under `policy` (the overall is their mean over the judged questions)."""
+        return self.scoring.question_scores(judgments, predictions, policy)
+
     def table(self, metrics: dict[str, Any], meta: dict[str, Any]) -> str:
         return render_table(metrics, meta)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from ..runs.scored import ReportError, Run, load_run, load_runs
 from . import figures
 from .prices import Reference, load_reference
+from .statistics import statistics_tables, with_resampling_note
 from .tables import Table, dataset_tables, paired_table, table3
 
 __all__ = ["ReportError", "build_report"]
@@ -29,7 +30,7 @@ def _section(dataset: str, runs: list[Run], reference: Run | None, fig_dir: Path
              strict: bool, prices: Reference, allow_degenerate: bool = False) -> Section:
     p = runs[0].presentation
     sec = Section(f"{dataset} ({len(runs)} run{'s' if len(runs) > 1 else ''})")
-    sec.tables += [*dataset_tables(runs), table3(runs, prices)]
+    sec.tables += [*with_resampling_note(dataset_tables(runs), runs), *statistics_tables(runs), table3(runs, prices)]
     if reference is not None:
         try:
             sec.tables.append(paired_table(runs, reference, allow_degenerate))

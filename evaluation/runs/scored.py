@@ -139,6 +139,14 @@ class Run:
         """What the run's index took to build (its index folder's record, else this run's calls)."""
         return read_index_usage(self.path)
 
+    @cached_property
+    def clusters(self) -> dict[str, str] | None:
+        """question id -> its cluster when the run's intervals resample clusters (metrics.json
+        `statistics`: LoCoMo's conversations), else None (questions are resampled)."""
+        if (self.metrics.get("statistics") or {}).get("resampling_unit", "question") == "question":
+            return None
+        return load_protocol(RunFolder(self.path)).resampling(self.predictions).clusters
+
 
 def _judge_label(model: str, proto: Any) -> str:
     """The judge as tables name it: the model plus its protocol's judge version (meta read

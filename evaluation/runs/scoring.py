@@ -8,17 +8,21 @@ artifacts (metrics.json, diagnostics.jsonl, results.md) and never rewrites anoth
 
 from __future__ import annotations
 
+from pathlib import Path
 from statistics import mean
 from typing import Any
 
 from hydra.utils import instantiate
 
 from ..protocol import Protocol
+from ..protocol import Resampling
 from ..retrieval_diagnostics import diagnose, diagnostics_rows, table_section
+from .blocks import score_blocks
+from .blocks import section as blocks_section
 from .cap_audit import describe as describe_audit
 from .cap_audit import summarize as summarize_audit
 from .folder import RunFolder, json_text
-from .upgrade import artifacts_format, read_config, read_meta, upgrade_metrics
+from .upgrade import RUN_FORMAT, artifacts_format, read_config, read_meta, recorded_facts, upgrade_metrics
 
 
 def load_protocol(run: RunFolder) -> Protocol:
@@ -26,22 +30,35 @@ def load_protocol(run: RunFolder) -> Protocol:
     return instantiate(read_config(run.root).dataset.protocol)
 
 
-def read_metrics(run: RunFolder, name: str = "metrics.json") -> dict[str, Any]:
-    """A run's metrics as today's score stage writes them (a format-0 file upgraded on read)."""
+def read_metrics(run: RunFolder, name: str = "metrics.json", data_dir: Path | None = None) -> dict[str, Any]:
+    """A run's metrics as today's score stage writes them (an older file upgraded on read; its
+    statistics blocks need the benchmark data, at `data_dir` or where the run found it)."""
     metrics = run.read_json(name)
     meta = run.read_json("meta.json")
-    if artifacts_format(meta) >= 1:
+    if artifacts_format(meta) >= RUN_FORMAT:
         return metrics
-    presentation = None if "presentation" in metrics else load_protocol(run).presentation().to_dict()
-    return upgrade_metrics(metrics, meta, presentation)
+    protocol = load_protocol(run)
+    policy = name[len("metrics_"):-len(".json")] if name.startswith("metrics_") else None
+
+    def blocks() -> dict[str, Any]:  # what the saved numbers resampled: questions, before format 2
+        predictions = run.read_jsonl("predictions.jsonl")
+        facts = recorded_facts(run.root, meta, {p["question_id"] for p in predictions}, data_dir)
+        res = protocol.resampling(predictions)
+        if res.unit != "question":
+            res = Resampling("question", len({p["question_id"] for p in predictions}),
+                             note=f"scored before {res.unit}-level resampling; rescore (memeval rescore) "
+                                  f"for intervals over its {res.n_units} {res.unit}s")
+        return score_blocks(protocol, run.read_jsonl("judgments.jsonl"), predictions, facts, policy, res)
+
+    return upgrade_metrics(metrics, meta, protocol.presentation().to_dict(), blocks)
 
 
-def saved_metrics_text(run: RunFolder) -> str:
+def saved_metrics_text(run: RunFolder, data_dir: Path | None = None) -> str:
     """metrics.json's text as today's score stage writes it: the file itself for a current
     run, the upgraded reading for an older one (what a bundle's replay is compared with)."""
-    if artifacts_format(run.read_json("meta.json")) >= 1:
+    if artifacts_format(run.read_json("meta.json")) >= RUN_FORMAT:
         return (run / "metrics.json").read_text(encoding="utf-8")
-    return json_text(read_metrics(run))
+    return json_text(read_metrics(run, data_dir=data_dir))
 
 
 def score_run(run: RunFolder, protocol: Protocol | None = None, policy: str | None = None) -> dict[str, Any]:
@@ -71,10 +88,13 @@ def score_run(run: RunFolder, protocol: Protocol | None = None, policy: str | No
                               "subset", "context_cap", "protocol", "answer_with")}
     suffix = f"_{policy}" if policy else ""  # another policy never overwrites the run's own numbers
     metrics["presentation"] = protocol.presentation().to_dict()  # what the readers show
+    facts = recorded_facts(run.root, run.read_json("meta.json"), {p["question_id"] for p in predictions})
+    metrics.update(score_blocks(protocol, judgments, predictions, facts, policy))
     run.write_json(f"metrics{suffix}.json", metrics)
     agreement = metrics.get("agreement")
     if isinstance(agreement, dict) and "disagreements" in agreement:  # listed for inspection
         run.write_jsonl(f"judge_disagreements{suffix}.jsonl", agreement["disagreements"])
-    table = protocol.table(metrics, meta) + table_section(metrics["retrieval"], meta.get("method", "?"))
+    table = (protocol.table(metrics, meta) + blocks_section(metrics, protocol.presentation().label)
+             + table_section(metrics["retrieval"], meta.get("method", "?")))
     run.write_text(f"results{suffix}.md", table)
     return metrics

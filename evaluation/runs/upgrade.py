@@ -7,7 +7,12 @@ stamped (absent = 0, every folder made before this module):
   the run was made (`INTRODUCED`), before anything is instantiated from it.
 - `run_format` in meta.json: how the artifacts are laid out. Format 0 kept per-question
   diagnostics inside judgments.jsonl and wrote no `presentation` block into metrics.json;
-  format-0 protocol descriptions left out the judge version.
+  format-0 protocol descriptions left out the judge version. Formats 0 and 1 recorded no
+  dataset facts in meta.json (`population`, `gold_audit`: datasets/facts.py) and wrote no
+  `statistics`, `gold_audit` or `stratified` block (evaluation/runs/blocks.py): their facts are
+  read from the benchmark data (`recorded_facts`) and the blocks computed from their artifacts
+  with the score stage's own functions; their `statistics` says their intervals resampled
+  questions, which is what every score stage before format 2 did.
 A newer format than this code knows is refused (`FormatError`), never guessed at.
 
 Folder names and index folders hash the config as it is written (`identity_view`): a few keys
@@ -19,7 +24,10 @@ still hash as absent (`HASHED_AS_ABSENT`), and a moved class hashes under its fi
 from __future__ import annotations
 
 import copy
+import functools
 import json
+import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +36,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from ..conversations.locomo import CATEGORY_5_BY_JUDGE, JUDGE_PROMPTS
 
-RUN_FORMAT = 1
+RUN_FORMAT = 2
 
 EPBENCH = "evaluation.epbench.protocol.EpBenchProtocol"
 LOCOMO = "evaluation.conversations.locomo.LoCoMoProtocol"
@@ -177,19 +185,56 @@ def upgrade_meta(meta: dict[str, Any], where: str = "meta.json") -> dict[str, An
 
 
 def upgrade_metrics(metrics: dict[str, Any], meta: dict[str, Any],
-                    presentation: dict[str, Any] | None = None) -> dict[str, Any]:
-    """metrics.json of a format-0 run as today's score stage writes it: the protocol
+                    presentation: dict[str, Any] | None = None,
+                    blocks: Callable[[], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """metrics.json of an older run as today's score stage writes it. Format 0: the protocol
     description completed and the protocol's `presentation` block (given by the caller, which
-    has the run's protocol) appended."""
-    if artifacts_format(meta) >= 1:
+    has the run's protocol) appended. Formats 0 and 1: the statistics blocks appended, computed
+    by `blocks` (the caller's, which has the run's artifacts) unless the file has them (a
+    folder rescored by today's code: `statistics` marks it)."""
+    fmt = artifacts_format(meta)
+    if fmt >= RUN_FORMAT:
         return metrics
     out = dict(metrics)
-    if isinstance(out.get("provenance"), dict):
+    if fmt < 1 and isinstance(out.get("provenance"), dict):
         out["provenance"] = {**out["provenance"],
                              "protocol": upgrade_protocol_description(out["provenance"].get("protocol"))}
-    if presentation is not None and "presentation" not in out:
+    if fmt < 1 and presentation is not None and "presentation" not in out:
         out["presentation"] = presentation
+    if blocks is not None and "statistics" not in out:
+        out.update(blocks())
     return out
+
+
+def recorded_facts(run: Path, meta: dict[str, Any], run_ids: set[str],
+                   data_dir: Path | None = None) -> dict[str, Any]:
+    """The dataset facts the score stage reads (datasets/facts.py): meta.json's own from format
+    2 on; for an older run, computed from the benchmark data its saved loader reads (at
+    `data_dir` when given, else the saved path if it exists, else $MEMEVAL_DATA). A population
+    behind a named subset or a gold-unit bound (harness filters) is not recomputed: None."""
+    if artifacts_format(meta) >= 2:
+        return {"population": meta.get("population"), "gold_audit": meta.get("gold_audit")}
+    from datasets.facts import dataset_facts
+
+    cfg = read_config(run)
+    loader = OmegaConf.to_container(cfg.dataset.loader, resolve=True) if "loader" in cfg.get("dataset", {}) else None
+    if not isinstance(loader, dict):  # a config that names no loader: nothing to read the facts from
+        return {"population": None, "gold_audit": None}
+    saved = loader.get("data_dir")
+    if data_dir is not None or (saved is not None and not Path(str(saved)).exists()):
+        loader["data_dir"] = str(data_dir or os.environ.get("MEMEVAL_DATA") or saved)
+    dataset = _load_dataset(json.dumps(loader, sort_keys=True))
+    subset = cfg.get("subset") or {}
+    filtered = bool(subset.get("name")) or subset.get("within_units") is not None
+    return dataset_facts(dataset, None if filtered else dataset.questions, run_ids)
+
+
+@functools.lru_cache(maxsize=8)
+def _load_dataset(loader_json: str) -> Any:
+    """One load per loader config (a report reads every old run of a dataset through here)."""
+    from hydra.utils import instantiate
+
+    return instantiate(json.loads(loader_json)).load()
 
 
 DIAGNOSTIC_KEYS = ("failure_label", "gold_recall", "all_gold_present", "gold_token_share")

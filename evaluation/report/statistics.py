@@ -1,0 +1,76 @@
+"""The report's tables of the statistics blocks (evaluation/runs/blocks.py): the headline on all
+questions and on those no gold audit flags, and a subset's overall weighted by each stratum's
+share of its population beside the unweighted mean. A table appears only when a run has it."""
+
+from __future__ import annotations
+
+from ..protocol import fmt
+from ..runs.scored import Run
+from .tables import Table, provenance
+
+
+def audit_table(runs: list[Run]) -> Table | None:
+    with_block = [r for r in runs if r.metrics.get("gold_audit")]
+    if not with_block:
+        return None
+    label = runs[0].presentation.label
+    rows, notes = [], []
+    for r in with_block:
+        b = r.metrics["gold_audit"]
+        if "all" not in b:
+            rows.append([r.label, "–", "–", "–", "–", "–"])
+            notes.append(f"{r.label}: {b.get('note', 'no split')}.")
+            continue
+        m, a, u = b["metric"], b["all"], b["unflagged"]
+        rows.append([r.label, fmt(a[m]), str(a["n"]), fmt(u[m]), str(u["n"]), str(a["n"] - u["n"])])
+    first = with_block[0].metrics["gold_audit"]
+    notes.insert(0, f"Flagged: {first['rule']} ({first['source']}). The audits give no corrected gold: "
+                    "the unflagged column leaves those questions out.")
+    return Table(f"{label} on all questions and on those no gold audit flags", provenance(runs),
+                 ["method", f"{label} (all)", "n (all)", f"{label} (unflagged)", "n (unflagged)", "flagged"],
+                 rows, notes)
+
+
+def weighted_table(runs: list[Run]) -> Table | None:
+    with_block = [r for r in runs if r.metrics.get("stratified")]
+    if not with_block:
+        return None
+    label = runs[0].presentation.label
+    rows, notes = [], []
+    for r in with_block:
+        b = r.metrics["stratified"]
+        if "weighted" not in b:
+            rows.append([r.label, "–", "–", "–", "–"])
+            notes.append(f"{r.label}: {b.get('note', 'not computed')}.")
+            continue
+        rows.append([r.label, f"{fmt(b['weighted'])} ± {fmt(b['weighted_std'])}", fmt(b["unweighted"]),
+                     str(b["n"]), ", ".join(f"{s}: {w:.2f} ({b['sample'][s]})" for s, w in b["weights"].items())])
+    b = next((r.metrics["stratified"] for r in with_block if "weighted" in r.metrics["stratified"]), None)
+    if b is not None:
+        notes.insert(0, f"Weighted: each {b['key']}'s mean {label} weighted by its share of the "
+                        f"{b['population_n']} questions the subset was drawn from (± = stratified bootstrap std, "
+                        "1000 seeded draws within each stratum); unweighted: the plain mean of the subset, "
+                        "which over-weights the strata the subset over-samples.")
+    return Table(f"Overall {label} weighted by population share (stratified subset)", provenance(runs),
+                 ["method", f"{label} weighted ± std", f"{label} unweighted", "n", "weights (questions in subset)"],
+                 rows, notes)
+
+
+def with_resampling_note(tables: list[Table], runs: list[Run]) -> list[Table]:
+    """The declared tables, each with a line saying what its ± resampled where that is not
+    plain questions or the protocol notes a limit (LoCoMo: one conversation understates it)."""
+    seen = {}
+    for r in runs:
+        st = r.metrics.get("statistics") or {}
+        unit = st.get("resampling_unit", "question")
+        if unit != "question":
+            seen[f"± = cluster bootstrap over {unit}s (questions of one {unit} are drawn together)."] = None
+        if st.get("note"):
+            seen[f"Note on the ±: {st['note']}."] = None
+    for t in tables:
+        t.notes.extend(seen)
+    return tables
+
+
+def statistics_tables(runs: list[Run]) -> list[Table]:
+    return [t for t in (audit_table(runs), weighted_table(runs)) if t is not None]

@@ -1,0 +1,52 @@
+"""Paired differences of scored runs against a reference, as every paired table shows them.
+
+One place for what the report's and compare's paired tables share: the resampling unit (the
+reference's, from metrics.json `statistics`: a cluster bootstrap over LoCoMo conversations when
+its intervals are), Holm's correction across the table's methods, and the minimum detectable
+difference at the run's n printed under the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..stats import holm, min_detectable_difference, paired_difference
+from .scored import Run
+
+ALPHA, POWER = 0.05, 0.8
+
+
+def paired_differences(runs: list[Run], reference: Run,
+                       scores: Callable[[Run], dict[str, float]] = lambda r: r.headline_scores,
+                       ) -> list[tuple[Run, dict[str, Any]]]:
+    """(run, stats.paired_difference against the reference) for every run but the reference, in
+    order, resampled as the reference's intervals are, with `p_holm` (Holm-corrected across
+    these runs) and `mde` (the minimum detectable difference at 80% power, two-sided 0.05).
+    `scores`: a run's per-question scores the table compares (default: those the headline counts)."""
+    clusters = reference.clusters
+    ref = scores(reference)
+    out = [(r, paired_difference(scores(r), ref, clusters=clusters))
+           for r in runs if r.path.resolve() != reference.path.resolve()]
+    for (_, d), p in zip(out, holm([d["p_two_sided"] for _, d in out]), strict=True):
+        d["p_holm"] = p
+        d["mde"] = min_detectable_difference(d["diff_std"], ALPHA, POWER)
+    return out
+
+
+def paired_notes(pairs: list[tuple[Run, dict[str, Any]]], reference: Run) -> list[str]:
+    """The lines under a paired table: what was resampled, Holm, the minimum detectable difference."""
+    st = reference.metrics.get("statistics") or {}
+    unit = st.get("resampling_unit", "question")
+    resampled = ("question ids" if reference.clusters is None else
+                 f"whole {unit}s (a cluster bootstrap over {st.get('n_units', '?')} {unit}s)")
+    lines = [f"Resampled: {resampled}, 1000 seeded draws shared by both runs."
+             + (f" Note: {st['note']}." if st.get("note") else "")]
+    if pairs:
+        lines.append(f"p (Holm) = p corrected by Holm's step-down method across the {len(pairs)} "
+                     "method(s) of this table.")
+        ns = sorted({d["n"] for _, d in pairs})
+        lines.append(f"Minimum detectable difference at n = {'/'.join(map(str, ns))} (80% power, two-sided "
+                     f"alpha {ALPHA}, 2.80 x the difference's std): "
+                     + ", ".join(f"{r.label or r.method} {d['mde']:.3f}" for r, d in pairs) + ".")
+    return lines
