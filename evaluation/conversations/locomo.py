@@ -24,6 +24,7 @@ from datasets.types import Corpus, Dataset, Question
 from model_access.chat import ChatModel
 from model_access.errors import JsonOutputError
 
+from ..calibration import header_line
 from ..presentation import Column, Presentation, ReportTable
 from ..protocol import Protocol, fmt, provenance_header
 from ..stats import bootstrap_std, nanmean
@@ -302,7 +303,7 @@ class LoCoMoProtocol(Protocol):
                     f"{fmt(m['f1'])} ± {fmt(m['f1_std'])} | {fmt(m['bleu1'])} ± {fmt(m['bleu1_std'])} | "
                     f"{fmt(m['evidence_recall'])} |")
 
-        lines = [provenance_header(meta, policy), "",
+        lines = [provenance_header(meta, policy), header_line("locomo", meta, metrics["judge_prompt"], credit), "",
                  f"method: **{meta.get('method', '?')}**; mean context tokens: "
                  f"{meta.get('mean_context_tokens', '?')}; cost USD: {meta.get('cost_usd', '?')}", "",
                  f"| category | n | J ({credit} credit) ± std | F1 ± std | BLEU-1 ± std | evidence recall |",
