@@ -11,7 +11,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import cache, compare, estimate, explore, health, judge_check, report, rescore, run, usage
+from . import (
+    cache,
+    compare,
+    estimate,
+    explore,
+    health,
+    judge_check,
+    judge_matrix,
+    report,
+    rescore,
+    run,
+    usage,
+)
 from .bundle import command as bundle
 
 
@@ -35,6 +47,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             judge_check.main),
     Command("health", "model-free checks that say when a run means nothing; writes RUN_DIR/health.json",
             health.main),
+    Command("judge-matrix", "re-judge saved runs under four criteria: score per method, Kendall tau", judge_matrix.main),
     Command("cache", "the model-call cache: export, import, stats", cache.main),
     Command("usage", "rebuild a run folder's usage.json from its usage.jsonl (after a kill)", usage.main),
     Command("estimate", "what a run would cost, before any paid call (Hydra overrides)", estimate.main),

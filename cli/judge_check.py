@@ -5,6 +5,7 @@
     memeval judge-check --dataset longmemeval --judge local --every 2
     memeval judge-check --judge openai_compatible --override judge.base_url=http://...
     memeval judge-check --dataset epbench --deterministic-only   # no model: the judge-free configurations
+    memeval judge-check --dataset locomo --known-wrong --known-wrong-n 100   # + false-accept rates
 
 Every number in a results table passes through the judge, so the judge itself gets a test set
 (evaluation/judge_meta/). The judge and the protocol are built from the same Hydra config a run
@@ -15,6 +16,11 @@ run's (`cache_path`, `cache_backend`). The printed header and the JSON name that
 The label-set logic lives with each family (evaluation/epbench/judge_check.py,
 evaluation/conversations/judge_check.py; cli/label_sets.py adapts them); the last line printed is
 that family's deterministic accuracy.
+
+`--known-wrong [FILE]` (LoCoMo) also judges answers written to be wrong
+(evaluation/conversations/known_wrong.py) and prints each configuration's false-accept rate per
+kind; with a judge, the rates are recorded for the LoCoMo table header (evaluation/calibration.py,
+`--calibration FILE`, `--no-record`).
 """
 
 from __future__ import annotations
@@ -55,6 +61,17 @@ def parser(prog: str = "memeval judge-check") -> argparse.ArgumentParser:
     ap.add_argument("--every", type=int, default=1, help="judge every k-th label only (a slow local judge)")
     ap.add_argument("--offset", type=int, default=0, help="with --every: start at this label (0-based)")
     ap.add_argument("--json", type=Path, default=None, help="also write the numbers here")
+    ap.add_argument("--known-wrong", nargs="?", const="", default=None, metavar="FILE",
+                    help="LoCoMo: also measure false accepts on known-wrong answers (default file: "
+                         "DATA/locomo/audit/known_wrong_answers.jsonl)")
+    ap.add_argument("--known-wrong-n", type=int, default=None, metavar="N",
+                    help="judge N known-wrong answers, stratified by kind (default: all kept)")
+    ap.add_argument("--known-wrong-seed", type=int, default=0)
+    ap.add_argument("--gold-audit", type=Path, default=None,
+                    help="default: gold_audit.jsonl beside the known-wrong file")
+    ap.add_argument("--calibration", type=Path, default=None,
+                    help="where the measured rates are recorded (default: $MEMEVAL_HOME/judge_calibration.json)")
+    ap.add_argument("--no-record", action="store_true", help="measure without recording the rates")
     return ap
 
 
@@ -106,6 +123,7 @@ def build_judge(cfg: Any, replay: bool = False) -> tuple[Any, Any]:
 def main(argv: list[str] | None = None, prog: str = "memeval judge-check") -> int:
     from hydra.utils import instantiate
 
+    from . import known_wrong
     from .label_sets import LABEL_SETS
 
     args = parser(prog).parse_args(argv)
@@ -117,18 +135,23 @@ def main(argv: list[str] | None = None, prog: str = "memeval judge-check") -> in
             print(f"error: --judge-version: the {args.dataset} protocol has one judge version", file=sys.stderr)
             return 2
         cfg.dataset.protocol.judge_version = args.judge_version
+    if args.known_wrong is not None and args.dataset != "locomo":
+        print("error: --known-wrong: the known-wrong answers are LoCoMo's (--dataset locomo)", file=sys.stderr)
+        return 2
     dataset = instantiate(cfg.dataset.loader).load()
     protocol = instantiate(cfg.dataset.protocol)
     cases = label_set.load(args.labels, dataset)[args.offset::max(1, args.every)]
     label_set.deterministic(cases, protocol)
-    configs, judge_name, version = list(label_set.deterministic_configs), label_set.no_judge, None
+    wrong = known_wrong.prepare(args, data_dir, dataset, label_set, protocol) if args.known_wrong is not None else None
+    extra = wrong[1] if wrong else []
+    configs, judge_name, version, judge = list(label_set.deterministic_configs), label_set.no_judge, None, None
     if not args.deterministic_only:
         version = label_set.judge_version(protocol)
         judge, pool = build_judge(cfg, args.replay)
         judge_name = (f"{judge.display_name} (conf judge={args.judge}), judge version {version} "
                       f"(dataset={label_set.config}{label_set.prompt_note(protocol)})")
         try:
-            asyncio.run(label_set.judge(cases, protocol, dataset, judge, args.concurrency))
+            asyncio.run(label_set.judge(cases + extra, protocol, dataset, judge, args.concurrency))
         finally:
             judge.cache.close()
             if pool is not None:
@@ -136,6 +159,14 @@ def main(argv: list[str] | None = None, prog: str = "memeval judge-check") -> in
         configs = list(label_set.configs)
     text, numbers = label_set.report(cases, configs, judge_name)
     numbers["judge_version"] = version
+    if wrong:
+        from evaluation.conversations.known_wrong import report as wrong_report
+
+        kw_text, numbers["known_wrong"] = wrong_report(wrong[0], extra, configs, known_wrong.accuracy(numbers),
+                                                       str(wrong[2]), args.known_wrong_seed)
+        text += "\n\n" + kw_text
+        if judge is not None and not args.no_record:
+            text += f"\n{known_wrong.record(numbers, judge, protocol, args)}"
     if args.json:
         args.json.write_text(json.dumps(numbers, indent=1, default=str))
     print(text)
@@ -143,4 +174,3 @@ def main(argv: list[str] | None = None, prog: str = "memeval judge-check") -> in
         print(f"\njudge version measured: {version} (dataset={label_set.config}, judge={args.judge})")
     print(f"\n{label_set.last_line(numbers)}")
     return 0
-

@@ -59,20 +59,22 @@ class EpBenchLabels(LabelSet):
     """Gold-item credits (0 / 0.5 / 1) under raw, grounded, two-pass and the matcher."""
 
     configs = epbench.CONFIGS
-    deterministic_configs = ("deterministic",)
-    no_judge = "none (deterministic matcher only)"
+    deterministic_configs = epbench.DETERMINISTIC
+    no_judge = "none (judge-free configurations only)"
     last_label, last_config = "deterministic matcher accuracy", "deterministic"
 
     def load(self, labels: Path | None, dataset: Dataset) -> list[Any]:
         return epbench.load_cases(labels or epbench.LABELS, dataset)
 
     def deterministic(self, cases: list[Any], protocol: Protocol) -> None:
-        epbench.run_matcher(cases, protocol.judging.universe)  # type: ignore[attr-defined]
+        epbench.run_matcher(cases, protocol.judging.universe,  # type: ignore[attr-defined]
+                            protocol.grounding_version)  # type: ignore[attr-defined]
 
     async def judge(self, cases: list[Any], protocol: Protocol, dataset: Dataset, judge: Any,
                     concurrency: int) -> None:
         await epbench.run_judge(cases, judge, protocol.judging.universe,  # type: ignore[attr-defined]
-                                concurrency, self.judge_version(protocol))
+                                concurrency, self.judge_version(protocol),
+                                protocol.grounding_version)  # type: ignore[attr-defined]
 
     def report(self, cases: list[Any], configs: list[str], judge_name: str) -> tuple[str, dict[str, Any]]:
         return epbench.report(cases, configs, judge_name)
@@ -90,7 +92,7 @@ class ConversationLabels(LabelSet):
         return conversations.load_cases(labels or conversations.LABELS[self.name], dataset)
 
     def deterministic(self, cases: list[Any], protocol: Protocol) -> None:
-        conversations.run_deterministic(cases, self.name)
+        conversations.run_deterministic(cases, self.name, int(getattr(protocol, "grounding_version", 1)))
 
     async def judge(self, cases: list[Any], protocol: Protocol, dataset: Dataset, judge: Any,
                     concurrency: int) -> None:

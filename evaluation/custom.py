@@ -6,6 +6,10 @@ CORRECT/WRONG judge verdict plus token F1 (stemmed, as LoCoMo's). A question's h
 its item F1 or its verdict (1/0); tables show both kinds and every stratum the data declares.
 `credit` picks raw (the judge's) or grounded credit (only what the answer text supports), as on
 the benchmarks (epbench/grounding.py for items, conversations/grounding.py for free text).
+Grounding version 2 (`grounding_version`, the shipped default) grounds items as EpBench's
+version 2 does (epbench/evidence.py: no credit without evidence, misplaced credit moved back) and
+scores list answers with the model-free matcher too (`deterministic`, epbench/matcher.py
+match_list), so the table can say how far the judge agrees with it; version 1 did neither.
 """
 
 from __future__ import annotations
@@ -19,13 +23,17 @@ from datasets.types import Dataset, Question
 from model_access.chat import ChatModel
 from model_access.errors import JsonOutputError
 
+from .agreement import agreement
 from .conversations.grounding import check_credit, ground_verdict
 from .conversations.locomo import Verdict
 from .conversations.text_overlap import token_f1
+from .epbench.evidence import GROUNDING_VERSIONS, ground_v2
 from .epbench.grounding import ground
 from .epbench.judge import PROMPT_VERSION as ITEM_JUDGE_VERSION
 from .epbench.judge import judge_one
+from .epbench.matcher import match_list
 from .epbench.scoring import POLICIES, dedupe_gold, score_question
+from .epbench.universe import Universe
 from .presentation import Presentation
 from .protocol import Protocol, fmt, provenance_header
 from .retrieval_diagnostics import question_diagnostics
@@ -59,11 +67,17 @@ def text_judge_messages(question: str, gold: str, answer: str) -> list[dict[str,
     return [{"role": "system", "content": _JUDGE_SYSTEM}, {"role": "user", "content": user}]
 
 
-def grounded_fields(kind: str, question: str, gold: list[str], answer: str, j: dict[str, Any]) -> dict[str, Any]:
-    """Grounded credit for one judged line: item credits the text supports, or a grounded verdict."""
+def grounded_fields(kind: str, question: str, gold: list[str], answer: str, j: dict[str, Any],
+                    version: int = 2) -> dict[str, Any]:
+    """Grounded credit for one judged line: item credits the text supports (and, version 2, the
+    matcher's result), or a grounded verdict."""
     if kind == "items":
-        g = ground(answer, j["gold"], j["matching_score"], j["identified_items"], None, question=question)
-        return {"matching_score_grounded": g.matching_score, "n_pred_grounded": g.n_pred}
+        if version < 2:
+            g = ground(answer, j["gold"], j["matching_score"], j["identified_items"], None, question=question)
+            return {"matching_score_grounded": g.matching_score, "n_pred_grounded": g.n_pred}
+        g = ground_v2(answer, j["gold"], j["matching_score"], j["identified_items"], None, Universe(), question)
+        return {"matching_score_grounded": g.matching_score, "n_pred_grounded": g.n_pred,
+                "recredited_gold": g.recredited, "deterministic": match_list(question, j["gold"], answer).record()}
     ok = ground_verdict(answer, gold[0] if gold else "", question)
     return {"correct_grounded": int(j["correct"] and ok.supported), "grounding": ok.reason}
 
@@ -72,16 +86,21 @@ class CustomProtocol(Protocol):
     name = "custom"
     version = "1"
 
-    def __init__(self, policy: str = "lenient", resamples: int = 1000, seed: int = 0, credit: str = "raw"):
+    def __init__(self, policy: str = "lenient", resamples: int = 1000, seed: int = 0, credit: str = "raw",
+                 grounding_version: int = 2):
         if policy not in POLICIES:
             raise ValueError(f"protocol.policy must be one of {POLICIES}, not {policy!r}")
+        if grounding_version not in GROUNDING_VERSIONS:
+            raise ValueError(f"protocol.grounding_version must be one of {GROUNDING_VERSIONS}, not {grounding_version!r}")
+        self.grounding_version = grounding_version
         self.policy, self.resamples, self.seed = policy, resamples, seed
         self.credit = check_credit(credit)
 
     def describe(self) -> dict[str, Any]:
         return {"protocol": self.name, "version": self.version, "policy": self.policy,
                 "item_judge": ITEM_JUDGE_VERSION, "text_judge": TEXT_JUDGE_VERSION,
-                "answer_prompt": ANSWER_PROMPT_VERSION, "credit": self.credit}
+                "answer_prompt": ANSWER_PROMPT_VERSION, "credit": self.credit,
+                "grounding_version": self.grounding_version}
 
     def answer_messages(self, question: Question, context_text: str) -> list[dict[str, str]]:
         date = question.attrs.get("question_date")
@@ -101,7 +120,8 @@ class CustomProtocol(Protocol):
                 return {**line, **raw}
             gold, scores = dedupe_gold(list(question.gold), raw["matching_score_raw"])
             line = {**line, **raw, "gold": gold, "matching_score": scores}
-            return {**line, **grounded_fields(kind, question.text, gold, prediction["answer"], line)}
+            return {**line, **grounded_fields(kind, question.text, gold, prediction["answer"], line,
+                                              self.grounding_version)}
         line["judge_prompt"] = TEXT_JUDGE_VERSION
         try:
             verdict, result = await judge.complete_json(
@@ -110,7 +130,8 @@ class CustomProtocol(Protocol):
             return {**line, "judge_error": str(exc), "judge_raw": exc.raw_outputs}
         line = {**line, "label": verdict.label, "correct": int(verdict.label == "CORRECT"),
                 "reasoning": verdict.reasoning, "judge_cached": result.cached}
-        return {**line, **grounded_fields(kind, question.text, list(question.gold), prediction["answer"], line)}
+        return {**line, **grounded_fields(kind, question.text, list(question.gold), prediction["answer"], line,
+                                          self.grounding_version)}
 
     # -- metrics ---------------------------------------------------------------------------
     def rows(self, judgments: list[dict[str, Any]], predictions: list[dict[str, Any]],
@@ -129,7 +150,8 @@ class CustomProtocol(Protocol):
             if self.credit == "grounded" and ("matching_score" in j or "correct" in j) \
                     and "matching_score_grounded" not in j and "correct_grounded" not in j:  # judged before grounding
                 gold_list = p["gold"] if isinstance(p.get("gold"), list) else [str(p.get("gold", ""))]
-                j = {**j, **grounded_fields(kind, str(p.get("question", "")), gold_list, str(p.get("answer", "")), j)}
+                j = {**j, **grounded_fields(kind, str(p.get("question", "")), gold_list, str(p.get("answer", "")), j,
+                                            self.grounding_version)}
             grounded = self.credit == "grounded"
             if kind == "items" and "matching_score" in j:
                 scores, n_pred = ((j["matching_score_grounded"], j["n_pred_grounded"]) if grounded
@@ -163,7 +185,7 @@ class CustomProtocol(Protocol):
         rows = self.rows(judgments, predictions, policy)
         keys = list(dict.fromkeys(k for r in rows for k in r["strata"]))
         failed = [j["question_id"] for j in judgments if "judge_error" in j]
-        return {
+        out = {
             "overall": self._aggregate(rows),
             "by_answer_kind": {k: self._aggregate([r for r in rows if r["kind"] == k])
                                for k in ("items", "text") if any(r["kind"] == k for r in rows)},
@@ -173,6 +195,19 @@ class CustomProtocol(Protocol):
             "policy": policy or self.policy, "credit": self.credit,
             "n_judge_failed": len(failed), "judge_failed_ids": failed,
         }
+        if self.grounding_version >= 2:
+            out["agreement"] = self._agreement(judgments, predictions)
+        return out
+
+    def _agreement(self, judgments: list[dict[str, Any]], predictions: list[dict[str, Any]]) -> dict[str, Any]:
+        """The item judge (under the headline credit) against the matcher, on list answers."""
+        grounded = self.credit == "grounded"
+        items = [j for j in judgments if j.get("answer_kind") == "items" and j.get("deterministic")
+                 and "judge_error" not in j]
+        answers = {p["question_id"]: str(p.get("answer", "")) for p in predictions}
+        return {"credit": self.credit, **agreement(items, lambda j: (
+            (j["matching_score_grounded"], j["n_pred_grounded"]) if grounded
+            else (j["matching_score"], len(j["identified_items"]))), answers)}
 
     def question_scores(self, judgments: list[dict[str, Any]],
                         predictions: list[dict[str, Any]]) -> dict[str, float]:
@@ -204,6 +239,10 @@ class CustomProtocol(Protocol):
             lines += [row(f"{key}={v}", m) for v, m in values.items()]
         lines += ["", "Score: item F1 for list answers, the judge's CORRECT verdict (1/0) for free-text "
                   "answers; ± = bootstrap std over questions. Gold recall: share of gold units in the context."]
+        agree = metrics.get("agreement") or {}
+        if agree.get("n_items"):
+            lines.append(f"List answers, judge ({agree['credit']} credit) vs the model-free matcher: "
+                         f"{fmt(agree['item_agreement'])} of {agree['n_items']} gold items agree.")
         if metrics.get("n_judge_failed"):
             lines.append(f"Judge failed on {metrics['n_judge_failed']} question(s): excluded, not scored 0.")
         return "\n".join(lines) + "\n"

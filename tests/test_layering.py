@@ -30,6 +30,7 @@ LAYERS = {
     "evaluation.explore": 5,  # the results explorer: reads run folders only, like the report
     "evaluation.judge_check": 5,  # the package holds only the old command form's __main__
     "evaluation.health": 5,  # run health: reads run folders; the index counters come as plain data
+    "evaluation.judge_matrix": 5,  # re-judges run folders (no harness)
     "harness": 6,
     "cli": 7,
 }

@@ -16,6 +16,16 @@ it never turns WRONG into CORRECT. Key content, most specific kind first:
   question's own words unless that leaves none ("which came first, A or B?"); the answer needs
   one in three of them (at least one, at most four).
 
+Version 2 (`protocol.grounding_version`, LoCoMo) adds the subject: where the question names one
+of the conversation's two speakers and the answer names the other but not that one ("Gina is
+opening a dance studio" for a question about Jon), the verdict is not grounded, whatever words
+the answer shares with the gold; a list gold (comma-separated short parts: "Susie, Seraphim")
+needs a key word of every part, so naming one of two snakes is no longer enough; words need half
+the gold's key words, not a third ("oil painting" no longer passes for "watercolor painting");
+and dates compare as the days they mean (periods.py: "the week before 16 June 2023" is not "the
+week before 9 June 2023", "winter 2023" is not "summer 2023"). Version 1 ("conv-grounding-v1") is kept
+so saved runs replay.
+
 Adversarial (LoCoMo category 5) and abstention (LongMemEval `_abs`) questions are correct when
 the answer declines, so there a CORRECT verdict needs a decline somewhere in the answer, and a
 refusal stays CORRECT. Preference questions are graded against a rubric, not an answer, so only
@@ -41,9 +51,11 @@ from ..answer_text import (
     wordset,
 )
 from ..answer_text import REFUSAL as _DECLINE_CORE
+from .periods import agree, periods
 from .text_overlap import stemmed_tokens
 
 GROUNDING_VERSION = "conv-grounding-v1"
+GROUNDING_VERSIONS = {1: GROUNDING_VERSION, 2: "conv-grounding-v2"}
 F1_THRESHOLD = 0.5
 _WEEK = timedelta(days=7)
 
@@ -68,6 +80,7 @@ _DECLINE_EXTRA = re.compile(
     r"there's no|no (?:record|evidence)|nothing (?:about|on|regarding|in|was|is|has)|not enough|unknown|"
     r"unclear)\b|"
     r"n't (?:mentioned|said|stated|given|known|clear|available|recorded)\b|(?:,|\bbut|\band) not\b", re.I)
+_LIST_PARTS = re.compile(r"\s*[,;]\s*(?:and\s+|or\s+)?")
 _NEGATION = re.compile(r"\b(?:not|no|never|cannot|unable|nobody|none|nothing)\b|n't\b", re.I)
 _STOP = wordset(
     "a an the and or of in on at to for with by from as is was were be been being it its this that "
@@ -156,9 +169,15 @@ def _polarity(text: str) -> str | None:
 
 
 def key_content(answer_text: str, gold: str, question: str = "", off_by_one: bool = False,
-                explicit: bool = False) -> Grounding:
-    """Whether `answer_text` (already without refusal sentences) states the gold's key content."""
+                explicit: bool = False, version: int = 1) -> Grounding:
+    """Whether `answer_text` (already without refusal sentences) states the gold's key content
+    under grounding `version` (see the module docstring)."""
     gold_fixed, text = _glue_fix(gold), _glue_fix(answer_text)
+    if version >= 2:
+        gold_days, _ = periods(gold_fixed)
+        if gold_days:
+            ok = agree(gold_days, periods(text)[0])
+            return Grounding(ok, "period " + ("agrees" if ok else "missing, or other days than the gold's"))
     gold_dates = find_dates(gold_fixed)
     if gold_dates:
         ok = _date_support(gold_dates, find_dates(text), bool(_RELATIVE.search(gold_fixed)))
@@ -181,12 +200,35 @@ def key_content(answer_text: str, gold: str, question: str = "", off_by_one: boo
     hit = [w for w in words if w in have]
     need = min(4, max(1, math.ceil(len(words) / 3)))
     ok = len(hit) >= need
+    pieces = _LIST_PARTS.split(gold) if version >= 2 else []
+    parts = [p for p in (key_words(x, question) for x in pieces) if p]
+    if ok and len(parts) >= 2 and all(len(x.split()) <= 5 for x in pieces):
+        missing = sum(1 for p in parts if not set(p) & have)
+        if missing:
+            return Grounding(False, f"list: {missing} of {len(parts)} gold parts missing")
     return Grounding(ok, f"words {len(hit)}/{len(words)} (need {need})")
 
 
+def _named(name: str, text: str) -> bool:
+    return bool(re.search(rf"\b{re.escape(name)}\b", text, re.I))
+
+
+def wrong_subject(answer: str, question: str, speakers: Sequence[str]) -> str | None:
+    """The other speaker's name when the question names exactly one speaker and the answer names
+    the other one but not the asked one; else None (no names, both, or no speakers known)."""
+    firsts = [s.split()[0] for s in speakers if s.strip()]
+    asked = [s for s in firsts if _named(s, question)]
+    if len(asked) != 1:
+        return None
+    others = [s for s in firsts if s != asked[0] and _named(s, answer)]
+    return others[0] if others and not _named(asked[0], answer) else None
+
+
 def ground_verdict(answer: str, gold: str, question: str = "", *, abstention: bool = False,
-                   rubric: bool = False, off_by_one: bool = False) -> Grounding:
-    """Whether a CORRECT verdict on `answer` is grounded in its text (see the module docstring)."""
+                   rubric: bool = False, off_by_one: bool = False, speakers: Sequence[str] = (),
+                   version: int = 1) -> Grounding:
+    """Whether a CORRECT verdict on `answer` is grounded in its text (see the module docstring);
+    version 2 adds the subject check (with the conversation's `speakers`) and list golds."""
     if abstention:
         ok = declines(answer)
         return Grounding(ok, "declines" if ok else "commits to an answer where declining is correct")
@@ -197,8 +239,12 @@ def ground_verdict(answer: str, gold: str, question: str = "", *, abstention: bo
         return Grounding(False, "refusal: the answer asserts nothing")
     if rubric:
         return Grounding(True, "rubric question: left to the judge")
+    other = wrong_subject(asserted, question, speakers) if speakers and version >= 2 else None
+    if other is not None:
+        return Grounding(False, f"subject: the answer is about {other}, not the person asked about")
     # when every sentence reads as a refusal, a yes/no gold needs an explicit yes/no
-    return key_content(text, gold, question, off_by_one, explicit=not re.search(r"\w", asserted))
+    return key_content(text, gold, question, off_by_one, explicit=not re.search(r"\w", asserted),
+                       version=version)
 
 
 # -- the judge against token F1 -------------------------------------------------------------

@@ -28,12 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from datasets.types import Dataset, Question
+from model_access.errors import ModelCallError
 
 from ..agreement import cohen_kappa
 from ..labels import META, category_lines, labelled_questions
 from ..protocol import Protocol, fmt
 from .grounding import F1_THRESHOLD, declines
 from .locomo import grounding as locomo_grounding
+from .locomo import speakers_of
 from .longmemeval import grounding as lme_grounding
 from .longmemeval import judge_kind, reply_f1
 from .text_overlap import locomo_f1
@@ -50,6 +52,7 @@ class Case:
     label: dict[str, Any]
     question: Question
     results: dict[str, int | None] = field(default_factory=dict)
+    speakers: tuple[str, ...] = ()  # LoCoMo: the conversation's two speakers (the subject check)
 
 
 def load_dataset(name: str, data_dir: str) -> Dataset:
@@ -68,17 +71,20 @@ def load_cases(labels_path: Path, dataset: Dataset) -> list[Case]:
     for label, q in labelled_questions(labels_path, dataset):
         if label.get("correct") not in (0, 1):
             raise ValueError(f"label {label['id']}: 'correct' must be 0 or 1, not {label.get('correct')!r}")
-        cases.append(Case(label, q))
+        corpus = dataset.corpora.get(q.corpus_id)
+        cases.append(Case(label, q, speakers=speakers_of(corpus) if corpus and "category" in q.attrs else ()))
     return cases
 
 
-def run_deterministic(cases: list[Case], dataset: str) -> None:
-    """The two judge-free configurations."""
+def run_deterministic(cases: list[Case], dataset: str, grounding_version: int = 2) -> None:
+    """The two judge-free configurations (LoCoMo grounding under `grounding_version`)."""
     for c in cases:
         q, answer = c.question, c.label["answer"]
         if dataset == "locomo":
             cat = int(q.attrs["category"])
-            c.results["grounding_only"] = int(locomo_grounding(q.text, q.gold[0], cat, answer)["grounded"])
+            speakers = c.speakers if grounding_version >= 2 else ()
+            c.results["grounding_only"] = int(locomo_grounding(q.text, q.gold[0], cat, answer, speakers,
+                                                               grounding_version)["grounded"])
             c.results["token_f1"] = int(locomo_f1(answer, q.gold[0], cat) >= F1_THRESHOLD)
             continue
         kind = judge_kind(q.attrs["question_type"], bool(q.attrs.get("is_abstention")))
@@ -94,7 +100,10 @@ async def run_judge(cases: list[Case], protocol: Protocol, dataset: Dataset, jud
 
     async def one(c: Case) -> None:
         async with sem:
-            line = await protocol.judge(c.question, {"answer": c.label["answer"]}, dataset, judge)
+            try:
+                line = await protocol.judge(c.question, {"answer": c.label["answer"]}, dataset, judge)
+            except ModelCallError as exc:  # e.g. an uncached call under --replay: a judge failure
+                line = {"judge_error": str(exc)}
         ok = "correct" in line
         c.results["raw"] = line["correct"] if ok else None
         c.results["grounded"] = line["correct_grounded"] if ok else None

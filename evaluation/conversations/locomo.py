@@ -11,21 +11,25 @@ only when the answer states the gold's key content); `credit` picks the headline
 from __future__ import annotations
 
 import math
+import re
+from collections import Counter
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, Field
 
 from datasets.locomo import CATEGORY_NAMES, NOT_MENTIONED
-from datasets.types import Dataset, Question
+from datasets.types import Corpus, Dataset, Question
 from model_access.chat import ChatModel
 from model_access.errors import JsonOutputError
 
+from ..calibration import header_line
 from ..presentation import Column, Presentation, ReportTable
 from ..protocol import Protocol, Resampling, fmt, provenance_header
 from ..stats import bootstrap_std, nanmean
 from .grounding import (
-    GROUNDING_VERSION,
+    GROUNDING_VERSIONS,
     check_credit,
     conversation_notes,
     f1_agreement,
@@ -104,15 +108,27 @@ def _gold(p: dict[str, Any]) -> str:
     return str(g[0]) if isinstance(g, list | tuple) and g else str(g or "")
 
 
-def grounding(question: str, gold: str, category: int, answer: str) -> dict[str, Any]:
-    """The grounding fields of a judgments line (category 5: correct means declining)."""
-    g = ground_verdict(answer, gold_for_scoring(gold, category), question, abstention=int(category) == 5)
+def grounding(question: str, gold: str, category: int, answer: str,
+              speakers: Sequence[str] = (), version: int = 1) -> dict[str, Any]:
+    """The grounding fields of a judgments line (category 5: correct means declining) under
+    grounding `version`; version 2 checks the subject against the conversation's `speakers`."""
+    g = ground_verdict(answer, gold_for_scoring(gold, category), question, abstention=int(category) == 5,
+                       speakers=speakers, version=version)
     return {"grounded": g.supported, "grounding": g.reason}
 
 
 def _unit(metrics: dict[str, Any]) -> str:
     """What the table's ± resampled (metrics.json `statistics`, written by the score stage)."""
     return str((metrics.get("statistics") or {}).get("resampling_unit", "question"))
+
+
+_TURN = re.compile(r"(?m)^([A-Z][\w'.-]*(?: [A-Z][\w'.-]*)?): ")
+
+
+def speakers_of(corpus: Corpus) -> tuple[str, ...]:
+    """The conversation's two speakers, read from its turns ('Name: text'), most frequent first."""
+    counts = Counter(m.group(1) for u in corpus.units for m in _TURN.finditer(u.text))
+    return tuple(name for name, _ in counts.most_common(2))
 
 
 def _mean(values: list[float]) -> float:
@@ -131,10 +147,14 @@ class LoCoMoProtocol(Protocol):
         return not (int(line.get("category", 0)) == 5 and line.get("judge_prompt") == JUDGE_PROMPTS[2])
 
     def __init__(self, include_category_5: bool = False, resamples: int = 1000, seed: int = 0,
-                 credit: str = "raw", judge_version: int = 2):
+                 credit: str = "raw", judge_version: int = 2, grounding_version: int = 2):
         if judge_version not in JUDGE_PROMPTS:
             raise ValueError(f"LoCoMo protocol.judge_version must be one of {sorted(JUDGE_PROMPTS)}, "
                              f"not {judge_version!r}")
+        if grounding_version not in GROUNDING_VERSIONS:
+            raise ValueError(f"LoCoMo protocol.grounding_version must be one of {sorted(GROUNDING_VERSIONS)}, "
+                             f"not {grounding_version!r} (2 adds the subject check; 1: runs before 2026-12-01)")
+        self.grounding_version = grounding_version
         self.judge_version = judge_version
         self.judge_prompt = JUDGE_PROMPTS[judge_version]
         self.include_category_5 = bool(include_category_5)
@@ -145,11 +165,17 @@ class LoCoMoProtocol(Protocol):
     def describe(self) -> dict[str, Any]:
         out = {"protocol": self.name, "version": self.version, "judge_prompt": self.judge_prompt,
                "answer_prompt": ANSWER_PROMPT_VERSION, "include_category_5": self.include_category_5,
-               "credit": self.credit, "grounding": GROUNDING_VERSION,
+               "credit": self.credit, "grounding": GROUNDING_VERSIONS[self.grounding_version],
                "category_names": CATEGORY_NAMES,
                "category_5": CATEGORY_5_BY_DECLINE if self.judge_version >= 2 else CATEGORY_5_BY_JUDGE,
-               "judge_version": self.judge_version}
+               "judge_version": self.judge_version, "grounding_version": self.grounding_version}
         return out
+
+    def speakers(self, question: Question, dataset: Dataset | None) -> tuple[str, ...]:
+        """Whom the subject check knows (version 2): the question's conversation's speakers."""
+        if self.grounding_version < 2 or dataset is None or question.corpus_id not in dataset.corpora:
+            return ()
+        return speakers_of(dataset.corpus_for(question))
 
     def answer_messages(self, question: Question, context_text: str) -> list[dict[str, str]]:
         user = f"Conversation sessions:\n{context_text}\n\nQuestion: {question.text}\nShort answer:"
@@ -161,8 +187,10 @@ class LoCoMoProtocol(Protocol):
         adversarial = question.attrs.get("adversarial_answer", "") if category == 5 else None
         line: dict[str, Any] = {"question_id": question.id, "category": category,
                                 "judge_prompt": self.judge_prompt}
+        speakers = self.speakers(question, dataset)
         if category == 5 and self.judge_version >= 2:
-            g = grounding(question.text, question.gold[0], category, prediction["answer"])
+            g = grounding(question.text, question.gold[0], category, prediction["answer"], speakers,
+                          self.grounding_version)
             ok = int(bool(g["grounded"]))
             return {**line, "label": "CORRECT" if ok else "WRONG", "correct": ok, "correct_grounded": ok,
                     **g, "reasoning": CATEGORY_5_BY_DECLINE, "judge_cached": None}
@@ -172,7 +200,8 @@ class LoCoMoProtocol(Protocol):
         except JsonOutputError as exc:
             return {**line, "judge_error": str(exc), "judge_raw": exc.raw_outputs}
         correct = int(verdict.label == "CORRECT")
-        g = grounding(question.text, question.gold[0], category, prediction["answer"])
+        g = grounding(question.text, question.gold[0], category, prediction["answer"], speakers,
+                      self.grounding_version)
         return {**line, "label": verdict.label, "correct": correct,
                 "correct_grounded": int(correct and g["grounded"]), **g,
                 "reasoning": verdict.reasoning, "judge_cached": result.cached}
@@ -191,7 +220,8 @@ class LoCoMoProtocol(Protocol):
             raw = grounded = math.nan
             if "correct" in j:
                 raw = float(j["correct"])
-                ok = j["grounded"] if "grounded" in j else grounding(p.get("question", ""), gold, cat, answer)["grounded"]
+                ok = j["grounded"] if "grounded" in j else grounding(p.get("question", ""), gold, cat, answer,
+                                                                      version=self.grounding_version)["grounded"]
                 grounded = float(raw and ok)
             rows.append({
                 "question_id": p["question_id"], "category": cat,
@@ -298,7 +328,7 @@ class LoCoMoProtocol(Protocol):
                     f"{fmt(m['f1'])} ± {fmt(m['f1_std'])} | {fmt(m['bleu1'])} ± {fmt(m['bleu1_std'])} | "
                     f"{fmt(m['evidence_recall'])} |")
 
-        lines = [provenance_header(meta, policy), "",
+        lines = [provenance_header(meta, policy), header_line("locomo", meta, metrics["judge_prompt"], credit), "",
                  f"method: **{meta.get('method', '?')}**; mean context tokens: "
                  f"{meta.get('mean_context_tokens', '?')}; cost USD: {meta.get('cost_usd', '?')}", "",
                  f"| category | n | J ({credit} credit) ± std | F1 ± std | BLEU-1 ± std | evidence recall |",

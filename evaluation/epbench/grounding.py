@@ -137,7 +137,7 @@ GENERIC_EVENT_WORDS = wordset(
     "session party meeting conference contest tour day gathering celebration")
 
 
-def _mask(text: str, values: Iterable[str], keep: str) -> str:
+def mask(text: str, values: Iterable[str], keep: str) -> str:
     """Normalised text with every known value except `keep` blanked out."""
     nt, nk = f" {normalize(text)} ", normalize(keep)
     for v in values:
@@ -167,14 +167,14 @@ def gold_support(gold: str, text: str, kind: str | None, known: Iterable[str] = 
         return FULL
     words = content_tokens(gold)
     if kind == "person" and len(words) >= 2:
-        masked = _mask(text, known, gold)
+        masked = mask(text, known, gold)
         return PARTIAL if any(f" {w} " in masked for w in (words[0], words[-1])) else None
     if kind == "location":
         return FULL if _short_form(gold, text, known) else None
     if kind == "event_type":
         common = {stem(w) for w in generic}
         distinctive = [w for w in words if len(w) >= 5 and stem(w) not in common]
-        tt = {stem(t) for t in _mask(text, known, gold).split()}
+        tt = {stem(t) for t in mask(text, known, gold).split()}
         return FULL if any(stem(w) in tt for w in distinctive) else None
     return None
 
@@ -186,6 +186,7 @@ class Grounded:
     matching_score: list[float]
     credited_absent_gold: list[str] = field(default_factory=list)
     left_to_judge: list[str] = field(default_factory=list)
+    recredited: list[str] = field(default_factory=list)  # version 2 (evidence.py) only
 
     @property
     def n_pred(self) -> int:

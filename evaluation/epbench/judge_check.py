@@ -10,7 +10,9 @@ label file holds question ids, answers and credits only; question text and gold 
 joined from the data at run time. Configurations: raw (the official one-pass judge), grounded
 (its credit after the grounding check), two_pass (+ grounded) and the deterministic matcher.
 Accuracy is the share of labelled gold-item credits (0 / 0.5 / 1) a configuration reproduces
-exactly.
+exactly. `grounding_only` needs no model: grounding applied to a judge that claims and credits
+every gold item (the most generous judge there is), so it measures what grounding alone lets
+through; both grounded configurations use the protocol's grounding version.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from datasets.types import Dataset, Question
 from ..agreement import cohen_kappa
 from ..labels import META, category_lines, labelled_questions
 from ..protocol import fmt
+from .evidence import ground_v2
 from .grounding import ground
 from .judge import judge_one, judge_two_pass
 from .matcher import match_answer
@@ -34,7 +37,8 @@ from .scoring import dedupe_gold, score_question
 from .universe import KIND_BY_RETRIEVAL, Universe
 
 LABELS = META / "epbench20_labels.jsonl"
-CONFIGS = ("raw", "grounded", "two_pass", "two_pass_grounded", "deterministic")
+CONFIGS = ("raw", "grounded", "two_pass", "two_pass_grounded", "grounding_only", "deterministic")
+DETERMINISTIC = ("grounding_only", "deterministic")
 
 
 @dataclass
@@ -66,23 +70,29 @@ def load_cases(labels_path: Path, dataset: Dataset) -> list[Case]:
     return cases
 
 
-def run_matcher(cases: list[Case], universe: Universe) -> None:
+def run_matcher(cases: list[Case], universe: Universe, grounding_version: int = 2) -> None:
+    """The judge-free configurations: the matcher, and grounding over a credit-everything judge."""
     for c in cases:
         r = match_answer(c.question.text, c.question.attrs["retrieval_type"], c.gold, c.label["answer"], universe)
         c.results["deterministic"] = (r.matching_score, len(r.identified_items)) if r else None
+        everything = {"matching_score_raw": [1.0] * len(c.question.gold), "identified_items": list(c.gold)}
+        c.results["grounding_only"] = _grounded(c, everything, universe, grounding_version)
 
 
-def _grounded(c: Case, raw: dict[str, Any], universe: Universe) -> tuple[list[float], int]:
+def _grounded(c: Case, raw: dict[str, Any], universe: Universe, version: int) -> tuple[list[float], int]:
     gold, scores = dedupe_gold(list(c.question.gold), raw["matching_score_raw"])
-    g = ground(c.label["answer"], gold, scores, raw["identified_items"], c.kind,
-               universe.values(c.kind), universe.generic_event_words, c.question.text)
+    if version >= 2:
+        g = ground_v2(c.label["answer"], gold, scores, raw["identified_items"], c.kind, universe, c.question.text)
+    else:
+        g = ground(c.label["answer"], gold, scores, raw["identified_items"], c.kind,
+                   universe.values(c.kind), universe.generic_event_words, c.question.text)
     return g.matching_score, g.n_pred
 
 
 async def run_judge(cases: list[Case], judge: Any, universe: Universe, concurrency: int,
-                    version: int) -> None:
+                    version: int, grounding_version: int = 2) -> None:
     """One-pass and two-pass judging of every case under judge `version` (the protocol's
-    judge_version); a judge failure leaves the result None."""
+    judge_version), grounded under `grounding_version`; a judge failure leaves the result None."""
     sem = asyncio.Semaphore(concurrency)
 
     async def one(c: Case) -> None:
@@ -96,7 +106,8 @@ async def run_judge(cases: list[Case], judge: Any, universe: Universe, concurren
                 c.results[name] = c.results[f"{name}_grounded" if name == "two_pass" else "grounded"] = None
                 continue
             c.results[name] = (dedupe_gold(list(q.gold), raw["matching_score_raw"])[1], len(raw["identified_items"]))
-            c.results["grounded" if name == "raw" else "two_pass_grounded"] = _grounded(c, raw, universe)
+            c.results["grounded" if name == "raw" else "two_pass_grounded"] = _grounded(c, raw, universe,
+                                                                                       grounding_version)
 
     await asyncio.gather(*(one(c) for c in cases))
 

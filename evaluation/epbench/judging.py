@@ -30,8 +30,9 @@ class EpBenchJudging:
     """Judges one answer under a policy and judge mode; the matcher universe comes from the data."""
 
     def __init__(self, policy: str, judge_mode: str, data_dir: str | None, book: int | None,
-                 judge_version: int = 2):
+                 judge_version: int = 2, grounding_version: int = 2):
         self.policy = policy
+        self.grounding_version = grounding_version
         self.judge_mode = judge_mode
         self.judge_version = judge_version
         self.data_dir = data_dir
@@ -69,7 +70,7 @@ class EpBenchJudging:
         s = score_question(len(gold), scores, len(raw["identified_items"]), self.policy)
         line.update(precision=s.precision, recall=s.recall, f1=s.f1)
         line.update(checks(question.text, rt or "", gold, scores, line["identified_items"],
-                           prediction["answer"], self.universe))
+                           prediction["answer"], self.universe, self.grounding_version))
         if needs_order_call(line["get"], len(gold)):  # Chronological Awareness: the second call
             line.update(await judge_order(judge, question.text, gold, prediction["answer"],
                                           line["identified_items"]))

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..answer_text import find_dates, normalize, parse_date, wordset
+from ..answer_text import find_dates, normalize, parse_date
+from .evidence import ground_v2
 from .grounding import (
     FULL,
     PARTIAL,
@@ -30,19 +31,9 @@ from .grounding import (
     ground,
     phrase_in,
 )
+from .names import unknown_people
 from .scoring import score_question
 from .universe import KIND_BY_RETRIEVAL, Universe
-
-_NAME = re.compile(r"(?=\b([A-Z][a-z]+(?:-[A-Z][a-z]+)?) ([A-Z][a-z]+(?:-[A-Z][a-z]+)?)\b)")
-_NOT_NAME = wordset(
-    "the a an in on at of and or but during after before based chapter chapters material story "
-    "event events then also both while when where this that these there their they he she his her "
-    "january february march april may june july august september october november december monday "
-    "tuesday wednesday thursday friday saturday sunday new york city park museum center centre "
-    "street island bridge building hall square garden gardens beach festival night show exhibition "
-    "workshop performance tournament fair state national cultural church cathedral tower library "
-    "i list sorry unfortunately however answer none no yes ms mr mrs dr miss sir besides apart aside "
-    "except only other others plus with joined including along first then finally later")
 
 
 @dataclass
@@ -77,25 +68,6 @@ def _found_values(kind: str, text: str, question: str, gold: Sequence[str], univ
             found.append(v)
     # a value inside a longer found value ("High Line" in "High Line Park") is the same mention
     return [v for v in found if not any(w != v and phrase_in(v, w, fuzzy=False) for w in found)]
-
-
-def _unknown_people(text: str, question: str, known_found: list[str], universe: Universe) -> list[str]:
-    """Capitalised First Last pairs that are no known person, place, event or cue: invented people."""
-    masked = text
-    for v in sorted(universe.people | set(known_found), key=len, reverse=True):
-        masked = re.sub(re.escape(v), " ; ", masked, flags=re.I)  # known names are no candidates
-    others = universe.locations | universe.event_types
-    out: list[str] = []
-    for m in _NAME.finditer(masked):
-        name = f"{m.group(1)} {m.group(2)}"
-        if {m.group(1).lower(), m.group(2).lower()} & _NOT_NAME:
-            continue
-        if any(phrase_in(name, v, fuzzy=False) for v in others) or any(phrase_in(v, name) for v in known_found):
-            continue
-        if _in_question(name, question) or normalize(name) in {normalize(x) for x in out}:
-            continue
-        out.append(name)
-    return out
 
 
 def _chapter(gold: Sequence[str], text: str, universe: Universe) -> list[float]:
@@ -136,7 +108,7 @@ def match_answer(question: str, retrieval_type: str, gold: Sequence[str], answer
             if scores[k] == 0 and gold_support(g, text, kind, known) == PARTIAL:
                 scores[k] = 0.5
                 items.append(g.split()[-1])
-        items += _unknown_people(text, question, found, universe)
+        items += unknown_people(text, question, found, universe)
     return MatchResult(kind, scores, items, declined or not items)
 
 
@@ -162,15 +134,54 @@ def _match_dates(question: str, gold: Sequence[str], text: str, declined: bool) 
 
 
 def checks(question: str, retrieval_type: str, gold: list[str], scores: list[float],
-           identified: list[str], answer: str, universe: Universe) -> dict[str, Any]:
-    """The grounded credit and the matcher's result for one judged answer (model-free)."""
+           identified: list[str], answer: str, universe: Universe, grounding_version: int = 2) -> dict[str, Any]:
+    """The grounded credit (under `grounding_version`, evidence.py) and the matcher's result for
+    one judged answer (model-free). Version 1 lines keep their first layout, key for key."""
     kind = KIND_BY_RETRIEVAL.get(retrieval_type)
-    g = ground(answer, gold, scores, identified, kind, universe.values(kind), universe.generic_event_words,
-               question)
+    if grounding_version >= 2:
+        g = ground_v2(answer, gold, scores, identified, kind, universe, question)
+    else:
+        g = ground(answer, gold, scores, identified, kind, universe.values(kind), universe.generic_event_words,
+                   question)
     det = match_answer(question, retrieval_type, gold, answer, universe)
-    return {
+    out = {
         "identified_items_grounded": g.identified_items, "unsupported_items": g.unsupported_items,
         "matching_score_grounded": g.matching_score, "n_pred_grounded": g.n_pred,
         "credited_absent_gold": g.credited_absent_gold, "left_to_judge": g.left_to_judge,
         "deterministic": det.record() if det else None,
     }
+    if grounding_version >= 2:
+        out["recredited_gold"] = g.recredited
+    return out
+
+
+_LIST_SPLIT = re.compile(r"\n+|;\s*|,\s*(?:and\s+)?|\s+and\s+|\s+or\s+")
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
+
+
+def list_parts(text: str, question: str = "") -> list[str]:
+    """The parts of a list answer ("A, B and C", bullet lines): each a claimed item, unless it
+    says nothing the question did not (a restated cue is no claim)."""
+    asked = set(content_tokens(question))
+    parts: list[str] = []
+    for raw in _LIST_SPLIT.split(text):
+        part = _BULLET.sub("", raw).strip(" .:*")
+        if part and [t for t in content_tokens(part) if t not in asked] \
+                and normalize(part) not in {normalize(p) for p in parts}:
+            parts.append(part)
+    return parts
+
+
+def match_list(question: str, gold: Sequence[str], answer: str) -> MatchResult:
+    """The model-free matcher for a list answer with no universe of known values (custom data):
+    a gold item scores 1 when the answer states it (dates after parsing, names with light
+    fuzziness), 0.5 for a month and year without the day; claimed items are the answer's list
+    parts, never fewer than the gold items found."""
+    text = assertive_text(answer)
+    declined = len(text.strip()) < len(answer.strip()) and not content_tokens(text)
+    how = [gold_support(g, text, None) for g in gold]
+    scores = [1.0 if h == FULL else 0.5 if h == PARTIAL else 0.0 for h in how]
+    found = [g for g, s in zip(gold, scores, strict=True) if s > 0]
+    parts = list_parts(text, question)
+    items = parts if len(parts) >= len(found) else found
+    return MatchResult("items", scores, items, declined or not items)

@@ -32,13 +32,14 @@ class EpBenchMetrics:
     """judgments (+ predictions) -> metrics.json content, under a policy and a headline credit."""
 
     def __init__(self, policy: str, resamples: int, seed: int, credit: str, data_dir: str | None,
-                 book: int | None):
+                 book: int | None, grounding_version: int = 2):
         self.policy = policy
         self.resamples = resamples
         self.seed = seed
         self.credit = credit
         self.data_dir = data_dir
         self.book = book
+        self.grounding_version = grounding_version
 
     @property
     def universe(self) -> Universe:
@@ -75,7 +76,8 @@ class EpBenchMetrics:
             if "judge_error" in j or "deterministic" in j or p is None or "answer" not in p:
                 continue
             j.update(checks(p.get("question", ""), j.get("retrieval_type") or "", j["gold"],
-                            j["matching_score"], j["identified_items"], p["answer"], self.universe))
+                            j["matching_score"], j["identified_items"], p["answer"], self.universe,
+                            self.grounding_version))
             added += 1
         return added
 
@@ -129,6 +131,8 @@ class EpBenchMetrics:
                                      if j["matching_score_grounded"] != j["matching_score"]
                                      or j["unsupported_items"]),
         }
+        if self.grounding_version >= 2:
+            out["grounding"]["recredited_gold"] = sum(len(j.get("recredited_gold", [])) for j in checked)
         answers = {p["question_id"]: p.get("answer", "") for p in predictions}
         out["agreement"] = {"credit": credit,
                             **agreement(matched, lambda j: view(j, credit), answers),

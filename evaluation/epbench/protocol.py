@@ -12,6 +12,7 @@ from model_access.chat import ChatModel
 
 from ..presentation import Presentation
 from ..protocol import Protocol
+from .evidence import GROUNDING_VERSIONS
 from .judge import JUDGE_VERSIONS
 from .judging import EpBenchJudging
 from .metrics import CREDITS, EpBenchMetrics
@@ -35,7 +36,7 @@ class EpBenchProtocol(Protocol):
 
     def __init__(self, policy: str = "lenient", resamples: int = 1000, seed: int = 0,
                  credit: str = "raw", judge_mode: str = "one_pass", data_dir: str | None = None,
-                 book: int | None = None, judge_version: int = 2):
+                 book: int | None = None, judge_version: int = 2, grounding_version: int = 2):
         if policy not in POLICIES:
             raise ValueError(f"scoring.policy must be one of {POLICIES}, not {policy!r}")
         if credit not in CREDITS:
@@ -45,17 +46,22 @@ class EpBenchProtocol(Protocol):
         if judge_version not in JUDGE_VERSIONS:
             raise ValueError(f"protocol.judge_version must be one of {JUDGE_VERSIONS}, not {judge_version!r} "
                              "(2 bounds the judge's reply; 1 is the first, unbounded judge)")
+        if grounding_version not in GROUNDING_VERSIONS:
+            raise ValueError(f"protocol.grounding_version must be one of {GROUNDING_VERSIONS}, not "
+                             f"{grounding_version!r} (2: no credit without evidence, event contents "
+                             "included; 1: runs before 2026-12-01)")
         self.judge_version = judge_version
+        self.grounding_version = grounding_version
         self.policy = policy
         self.credit = credit
         self.judge_mode = judge_mode
-        self.judging = EpBenchJudging(policy, judge_mode, data_dir, book, judge_version)
-        self.scoring = EpBenchMetrics(policy, resamples, seed, credit, data_dir, book)
+        self.judging = EpBenchJudging(policy, judge_mode, data_dir, book, judge_version, grounding_version)
+        self.scoring = EpBenchMetrics(policy, resamples, seed, credit, data_dir, book, grounding_version)
 
     def describe(self) -> dict[str, Any]:
         return {"protocol": self.name, "version": self.version, "credit": self.credit,
                 "judge_mode": self.judge_mode, "matcher_universe": self.judging.universe.source,
-                "judge_version": self.judge_version}
+                "judge_version": self.judge_version, "grounding_version": self.grounding_version}
 
     def answer_messages(self, question: Question, context_text: str) -> list[dict[str, str]]:
         user = f"Material:\n{context_text}\n\nQuestion: {question.text}"

@@ -46,6 +46,10 @@ class Universe:
     event_types: frozenset[str] = frozenset()
     chapters: dict[str, Chapter] = field(default_factory=dict)
     source: str = "empty"
+    # every detail events.json gives an event type (all books of the seed share the list), and the
+    # words of this book's chapters by event type: what grounding version 2 reads event evidence from
+    details: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    chapter_words: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def values(self, kind: str | None) -> frozenset[str]:
         return {"date": self.dates, "location": self.locations, "person": self.people,
@@ -76,6 +80,10 @@ def load_universe(data_dir: str | Path | None, book: int | None) -> Universe:
     locations = {str(e[1]) for e in events}
     people = {str(e[2]) for e in events}
     event_types = {str(e[3]) for e in events}
+    details: dict[str, list[str]] = {}
+    for e in events:
+        if len(e) > 4:
+            details.setdefault(str(e[3]), []).append(str(e[4]))
     chapters: dict[str, Chapter] = {}
     source = "events.json"
     truth = root / BOOK_DIRS[book] / "df_book_groundtruth.parquet"
@@ -94,4 +102,19 @@ def load_universe(data_dir: str | Path | None, book: int | None) -> Universe:
                                                       str(row.content), post, detail)
         source += " + df_book_groundtruth.parquet"
     return Universe(frozenset(dates), frozenset(locations), frozenset(people), frozenset(event_types),
-                    chapters, source)
+                    chapters, source, {t: tuple(d) for t, d in details.items()},
+                    _chapter_words(root / BOOK_DIRS[book] / "book.json", chapters))
+
+
+def _chapter_words(book_file: Path, chapters: dict[str, Chapter]) -> dict[str, frozenset[str]]:
+    """Event type -> the (plural-insensitive) content words of this book's chapters of that type."""
+    if not book_file.exists() or not chapters:
+        return {}
+    from datasets.epbench import split_chapters
+
+    out: dict[str, set[str]] = {}
+    for unit in split_chapters(json.loads(book_file.read_text(encoding="utf-8"))):
+        ch = chapters.get(unit.id)
+        if ch is not None:
+            out.setdefault(ch.event_type, set()).update(stem(w) for w in content_tokens(unit.text))
+    return {t: frozenset(w) for t, w in out.items()}

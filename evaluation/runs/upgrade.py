@@ -41,6 +41,7 @@ RUN_FORMAT = 2
 EPBENCH = "evaluation.epbench.protocol.EpBenchProtocol"
 LOCOMO = "evaluation.conversations.locomo.LoCoMoProtocol"
 LONGMEMEVAL = "evaluation.conversations.longmemeval.LongMemEvalProtocol"
+CUSTOM = "evaluation.custom.CustomProtocol"
 GSW = "methods.gsw.method.GSW"
 SEEM = "methods.seem.method.SEEM"
 GRAPHRAG = "methods.external.graphrag.GraphRAGMethod"
@@ -73,6 +74,9 @@ class Introduced:
 INTRODUCED = (
     Introduced("dataset.protocol", EPBENCH, "judge_version", 1),
     Introduced("dataset.protocol", LOCOMO, "judge_version", 1),
+    Introduced("dataset.protocol", EPBENCH, "grounding_version", 1),
+    Introduced("dataset.protocol", LOCOMO, "grounding_version", 1),
+    Introduced("dataset.protocol", CUSTOM, "grounding_version", 1),
     Introduced("method", SEEM, "frame_sources", "any_kept"),
     Introduced("method", SEEM, "frame_dates", "as_extracted"),
     Introduced("method", GSW, "stop_repeats", False),
@@ -164,7 +168,8 @@ def artifacts_format(meta: dict[str, Any], where: str = "meta.json") -> int:
 
 def upgrade_protocol_description(proto: Any) -> Any:
     """A format-0 `protocol` description (meta.json, metrics.json provenance) with the judge
-    version its run used, which format 0 left out for version 1 (and for LoCoMo always)."""
+    version its run used, which format 0 left out for version 1 (and for LoCoMo always), and the
+    grounding version (1: format 0 predates version 2 and the key)."""
     if not isinstance(proto, dict):
         return proto
     out = dict(proto)
@@ -175,6 +180,8 @@ def upgrade_protocol_description(proto: Any) -> Any:
         if version == 1:
             out.setdefault("category_5", CATEGORY_5_BY_JUDGE)
         out.setdefault("judge_version", version)
+    if out.get("protocol") in ("epbench", "locomo", "custom"):
+        out.setdefault("grounding_version", 1)
     return out
 
 

@@ -1,0 +1,75 @@
+"""The judge-sensitivity matrix as a Markdown table and a figure, from judge_matrix.json alone
+(so the report can show a saved matrix without judging anything)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..protocol import fmt
+
+
+def table(matrix: dict[str, Any]) -> str:
+    """Score per method per criterion (rank in brackets), then Kendall's tau between criteria."""
+    crit = list(matrix["criteria"])
+    lines = [f"Judge-sensitivity matrix: {matrix['dataset']}, {matrix['n_questions']} questions every run "
+             f"answered; judge: {matrix['judge']}", "",
+             "| method | " + " | ".join(crit) + " |", "|---|" + "---|" * len(crit)]
+    for run in matrix["runs"]:
+        cells = []
+        for c in crit:
+            rank = matrix["ranking"][c].index(run["method"]) + 1
+            failed = run["judge_failed"][c]
+            shown = "–" if run["scores"][c] is None else f"{fmt(run['scores'][c])} ({rank})"
+            cells.append(shown + (f" [{failed} failed]" if failed else ""))
+        lines.append(f"| {run['method']} | " + " | ".join(cells) + " |")
+    lines += ["", "Kendall's tau between the criteria's method rankings:", "",
+              "| | " + " | ".join(crit) + " |", "|---|" + "---|" * len(crit)]
+    for a in crit:
+        lines.append(f"| {a} | " + " | ".join(fmt(matrix["kendall_tau"][a][b], 2) for b in crit) + " |")
+    lines += ["", "Score: the mean per-question score over those questions (all of them, adversarial and "
+              "unanswerable ones included; EpBench: item F1). (n) = the method's rank under that criterion; "
+              "a judge failure is left out of the mean and counted.",
+              "Criteria: " + "; ".join(f"{c} = {d}" for c, d in matrix["criteria"].items()) + ".",
+              f"Judge calls: {matrix['calls'].get('fresh', 0)} fresh, {matrix['calls'].get('cached', 0)} "
+              "from the cache."]
+    return "\n".join(lines) + "\n"
+
+
+def figure(matrix: dict[str, Any], path: Path) -> Path:
+    """Two panels: score by method and criterion, and tau between criteria (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    crit, methods = list(matrix["criteria"]), [r["method"] for r in matrix["runs"]]
+    scores = np.array([[np.nan if r["scores"][c] is None else r["scores"][c] for c in crit]
+                       for r in matrix["runs"]], dtype=float)
+    tau = np.array([[np.nan if matrix["kendall_tau"][a][b] is None else matrix["kendall_tau"][a][b]
+                     for b in crit] for a in crit], dtype=float)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(4 + 1.3 * len(crit) * 2, 1.5 + 0.45 * len(methods)))
+    x = np.arange(len(methods))
+    width = 0.8 / max(1, len(crit))
+    for k, c in enumerate(crit):
+        left.barh(x + k * width, scores[:, k], height=width, label=c)
+    left.set_yticks(x + width * (len(crit) - 1) / 2, methods)
+    left.set_xlabel("score")
+    left.set_xlim(0, 1)
+    left.legend(fontsize=7, loc="lower right")
+    left.set_title(f"{matrix['dataset']}: score by criterion")
+    im = right.imshow(tau, vmin=-1, vmax=1, cmap="RdBu")
+    right.set_xticks(range(len(crit)), crit, rotation=30, ha="right")
+    right.set_yticks(range(len(crit)), crit)
+    for i in range(len(crit)):
+        for j in range(len(crit)):
+            dark = not np.isnan(tau[i, j]) and abs(tau[i, j]) > 0.5
+            right.text(j, i, "–" if np.isnan(tau[i, j]) else f"{tau[i, j]:.2f}", ha="center", va="center",
+                       fontsize=8, color="white" if dark else "black")
+    right.set_title("Kendall tau of the rankings")
+    fig.colorbar(im, ax=right, fraction=0.046)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

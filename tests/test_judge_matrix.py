@@ -1,0 +1,111 @@
+"""`memeval judge-matrix` on scripted runs: four criteria, Kendall tau, the artifact, and a
+second matrix that the cache makes free."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from conftest import run_cli, scripted_overrides
+from scripted_server import ScriptedServer
+
+from cli import judge_matrix
+from evaluation.judge_matrix.criteria import CRITERIA, messages
+from evaluation.judge_matrix.matrix import kendall
+from evaluation.judge_matrix.render import table
+
+METHODS = ("vanilla", "embedding_rag")
+
+
+@pytest.fixture(scope="module")
+def server():  # noqa: ANN201
+    """One scripted server for the runs and the matrices: an unpinned endpoint is part of a cache
+    key, so the matrix's strict criterion finds the runs' own judge calls only at the same URL."""
+    with ScriptedServer() as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory, data_dir: Path, server: ScriptedServer) -> dict[str, list[Path]]:  # noqa: ANN001
+    """Two methods on EpBench-20 (6 questions) and on LoCoMo conv-30 (8 questions), scripted."""
+    root = tmp_path_factory.mktemp("matrix")
+    for extra in (["dataset=epbench20", "subset.n=6"],
+                  ["dataset=locomo", "dataset.loader.conversations=[conv-30]", "subset.n=8"]):
+        r = run_cli(["-m", f"method={','.join(METHODS)}", *extra, *scripted_overrides(server, root, data_dir)])
+        assert r.returncode == 0, r.stderr[-3000:]
+    return {name: sorted((root / "runs" / name).glob("*-*")) for name in ("epbench20", "locomo")}
+
+
+def _matrix(runs: list[Path], server: ScriptedServer, out: Path, data_dir: Path, cache: Path) -> dict:
+    argv = [*map(str, runs), "--judge", "openai_compatible", "--cache", str(cache), "--data-dir", str(data_dir),
+            "--out", str(out), "--override", f"judge.base_url={server.base_url}", "judge.model=scripted-judge"]
+    assert judge_matrix.main(argv) == 0
+    return json.loads((out / "judge_matrix.json").read_text())
+
+
+@pytest.mark.parametrize("dataset", ["epbench20", "locomo"])
+def test_matrix_of_scripted_runs(made, server: ScriptedServer, dataset: str, data_dir: Path, tmp_path: Path,  # noqa: ANN001
+                                 capsys) -> None:
+    runs = made[dataset]
+    assert len(runs) == 2
+    cache = runs[0].parents[2] / "cache.sqlite"  # the runs' own cache: the strict criterion's calls are there
+    before = server.count("/v1/chat/completions")
+    m = _matrix(runs, server, tmp_path / "out", data_dir, cache)
+    first = server.count("/v1/chat/completions") - before
+    out = capsys.readouterr().out
+    again = _matrix(runs, server, tmp_path / "again", data_dir, cache)
+    assert server.count("/v1/chat/completions") - before == first  # a second matrix is free
+    n = m["n_questions"]
+    assert n == (6 if dataset == "epbench20" else 8) and set(m["criteria"]) == set(CRITERIA)
+    # the LLM criteria paid at most one call per answer (two runs' equal answers share one); the
+    # strict criterion's calls were the runs' own, so its judge prompt reached the server no more
+    chats = [r for r in server.requests if r["path"] == "/v1/chat/completions"]
+    sent = [r["body"]["messages"][0]["content"] for r in chats[before:before + first]]
+    assert 0 < first <= 2 * n * len(runs) and m["calls"]["fresh"] == first
+    assert all("reference answer" in s or "right track" in s for s in sent)
+    assert again["calls"] == {"fresh": 0, "cached": m["calls"]["fresh"] + m["calls"]["cached"]}
+    assert {k: v for k, v in again.items() if k != "calls"} == {k: v for k, v in m.items() if k != "calls"}
+    for run, path in zip(m["runs"], runs, strict=True):
+        metrics = json.loads((path / "metrics.json").read_text())
+        assert all(0 <= run["scores"][c] <= 1 for c in CRITERIA)
+        assert run["judge_failed"] == dict.fromkeys(CRITERIA, 0)
+        assert run["scores"]["generous"] >= run["scores"]["per_type"]  # the scripted rules' order
+        per_q = m["per_question"][run["method"]]
+        if dataset == "epbench20":  # the runs were grounded with version 2 and scored lenient
+            assert run["scores"]["strict"] == pytest.approx(metrics["by_credit"]["grounded"]["f1"])
+            assert run["scores"]["model_free"] == pytest.approx(metrics["by_credit"]["deterministic"]["f1"])
+        else:
+            judged = [json.loads(x) for x in (path / "judgments.jsonl").read_text().splitlines()]
+            assert per_q["strict"] == {j["question_id"]: float(j["correct_grounded"]) for j in judged}
+    tau = m["kendall_tau"]
+    assert all(tau[a][b] == tau[b][a] for a in CRITERIA for b in CRITERIA)
+    assert "| method | strict | per_type | generous | model_free |" in out and "Kendall's tau" in out
+    assert (tmp_path / "out" / "judge_matrix.png").stat().st_size > 1000
+
+
+def test_kendall_tau_hand_computed() -> None:
+    assert kendall([0.1, 0.2, 0.3], [0.3, 0.4, 0.9]) == (pytest.approx(1.0), pytest.approx(0.333, abs=1e-3))
+    tau, _ = kendall([0.1, 0.2, 0.3, 0.4], [0.2, 0.1, 0.4, 0.3])  # 4 concordant, 2 discordant pairs
+    assert tau == pytest.approx((4 - 2) / 6)
+    assert math.isnan(kendall([0.5], [0.2])[0]) and math.isnan(kendall([0.1, float("nan")], [0.2, 0.3])[0])
+
+
+def test_prompts_use_invented_examples_and_one_rule_per_type() -> None:
+    generous = messages("generous", "default", "Q?", "REF", "REPLY")
+    assert "rhubarb pie" in generous[0]["content"] and "Reference answer: REF" in generous[1]["content"]
+    systems = {t: messages("per_type", t, "Q?", "R", "A")[0]["content"]
+               for t in ("default", "temporal", "update", "preference", "abstention", "list", "account")}
+    assert len(set(systems.values())) == len(systems) and "off by one" in systems["temporal"]
+
+
+def test_table_from_a_saved_matrix() -> None:
+    m = {"dataset": "d", "n_questions": 3, "judge": "j", "criteria": {"strict": "s", "generous": "g"},
+         "runs": [{"method": "a", "scores": {"strict": 0.5, "generous": 0.9}, "judge_failed": {"strict": 0, "generous": 1}},
+                  {"method": "b", "scores": {"strict": 0.6, "generous": 0.8}, "judge_failed": {"strict": 0, "generous": 0}}],
+         "ranking": {"strict": ["b", "a"], "generous": ["a", "b"]},
+         "kendall_tau": {"strict": {"strict": 1.0, "generous": -1.0}, "generous": {"strict": -1.0, "generous": 1.0}},
+         "calls": {"fresh": 2, "cached": 4}}
+    text = table(m)
+    assert "| a | 0.500 (2) | 0.900 (1) [1 failed] |" in text and "| strict | 1.00 | -1.00 |" in text
