@@ -13,6 +13,7 @@ from typing import Any
 
 from ..presentation import Column, Presentation, ReportTable
 from ..protocol import fmt
+from ..runs.paired import paired_differences, paired_notes
 from ..runs.scored import PROVENANCE, ReportError, Run, incomparable
 from .prices import Reference, api_equivalent, load_reference
 
@@ -261,6 +262,33 @@ def paired_table(runs: list[Run], reference: Run, allow_degenerate: bool = False
     if problems:
         raise ReportError(f"cannot compare against the reference {reference.path}:\n  " + "\n  ".join(problems)
                           + "\nCompare runs of one dataset, question subset, judge, data version and policy.")
+    pairs = paired_differences(runs, reference)  # resampled as the reference's intervals; Holm; MDE
+    head = ["method", "n", "mean", "reference mean", "difference", "std", "95% interval", "p", "p (Holm)", "",
+            HEALTH]
+    rows = []
+    withheld: list[str] = []
+    for r, d in pairs:
+        significant = d["ci95_low"] > 0 or d["ci95_high"] < 0
+        allowed = star_allowed(r, reference, allow_degenerate)
+        sig = "*" if significant and allowed else ""
+        if significant and not allowed:
+            withheld.append(r.label)
+        rows.append([r.label, str(d["n"]), fmt(d["mean_a"]), fmt(d["mean_b"]), f"{d['diff']:+.3f}",
+                     fmt(d["diff_std"]), f"[{d['ci95_low']:+.3f}, {d['ci95_high']:+.3f}]",
+                     f"{d['p_two_sided']:.3f}", f"{d['p_holm']:.3f}", sig, r.health_cell])
+    label = reference.presentation.label
+    scope = reference.caveats.get("overall")
+    notes = ["Paired bootstrap over the shared questions the headline counts; * = the 95% interval excludes 0.",
+             *paired_notes(pairs, reference)]
+    if any(r.failed for r in runs) and not allow_degenerate:
+        notes.append(DEGENERATE_NOTE + (f" Not starred though the interval excludes 0: {', '.join(withheld)}."
+                                        if withheld else ""))
+    elif allow_degenerate and any(r.failed for r in runs):
+        notes.append("--allow-degenerate: differences involving a run that failed a health check are starred "
+                     "like any other; read its health column first.")
+    notes.append(f"Reference health: {reference.health_cell}.")
+    return Table(f"Paired differences in per-question {label}{f' ({scope})' if scope else ''} "
+                 f"against {reference.label}", provenance([reference, *runs]), head, rows, notes)
 
 
 def as_frame(t: Table) -> Any:
