@@ -70,7 +70,7 @@ def parser(prog: str = "memeval judge-check") -> argparse.ArgumentParser:
     ap.add_argument("--gold-audit", type=Path, default=None,
                     help="default: gold_audit.jsonl beside the known-wrong file")
     ap.add_argument("--calibration", type=Path, default=None,
-                    help="where the measured rates are recorded (default: $MEMEVAL_HOME/judge_calibration.json)")
+                    help="where the measured rates are recorded (default: conf/calibration/judge_calibration.json, committed with the code)")
     ap.add_argument("--no-record", action="store_true", help="measure without recording the rates")
     return ap
 

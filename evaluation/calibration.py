@@ -1,9 +1,10 @@
 """Judge calibration: the false-accept rates `memeval judge-check --known-wrong` measured.
 
-A measurement lives in one JSON file per machine, `$MEMEVAL_HOME/judge_calibration.json`
-(`MEMEVAL_JUDGE_CALIBRATION` names another), beside the response cache whose calls it was made
-with, never in a run folder: a run's numbers (metrics.json) stay what its artifacts give, and a
-table names the rate measured for its judge, wherever and whenever the check ran. An entry is
+A measurement lives in one JSON file committed with the code, `conf/calibration/
+judge_calibration.json` (`MEMEVAL_JUDGE_CALIBRATION` names another), never in a run folder: a
+run's numbers (metrics.json) stay what its artifacts give, a table and the health stage name the
+rate measured for its judge, and a fresh clone reads the same rates as the machine that measured
+them (so the table a bundle's replay writes does not depend on the machine). An entry is
 keyed by dataset, judge model, judge prompt, configuration (raw / grounded / grounding_only /
 token_f1) and, for the grounded ones, grounding version; a new measurement replaces the entry
 with its key. A table whose judge has no entry says "false-accept rate: not measured".
@@ -17,16 +18,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from model_access.local_models import memeval_home
-
-FILE_NAME = "judge_calibration.json"
+DEFAULT_PATH = Path(__file__).resolve().parents[1] / "conf" / "calibration" / "judge_calibration.json"
 GROUNDED = ("grounded", "grounding_only")  # the configurations a grounding version changes
 KEY = ("dataset", "judge_model", "judge_prompt", "configuration", "grounding_version")
 
 
 def calibration_path() -> Path:
     env = os.environ.get("MEMEVAL_JUDGE_CALIBRATION")
-    return Path(env).expanduser() if env else memeval_home() / FILE_NAME
+    return Path(env).expanduser() if env else DEFAULT_PATH
 
 
 def read_entries(path: Path | None = None) -> list[dict[str, Any]]:
@@ -75,13 +74,26 @@ def lookup(dataset: str, judge_model: str, judge_prompt: str, configuration: str
     return found[-1] if found else None
 
 
+def measured_for(dataset: str, meta: dict[str, Any], judge_prompt: Any, credit: str) -> dict[str, Any] | None:
+    """The calibration entry of a run's judge (model, prompt, credit, grounding version), if any.
+    `meta`: meta.json or metrics.json `provenance` (both name judge_model and the protocol)."""
+    proto = meta.get("protocol") if isinstance(meta.get("protocol"), dict) else {}
+    if not isinstance(judge_prompt, str):
+        return None
+    return lookup(dataset, str(meta.get("judge_model", "?")), judge_prompt, credit,
+                  proto.get("grounding_version", 1))
+
+
+def overall_rate(entry: dict[str, Any]) -> tuple[float, int] | None:
+    """(false-accept rate over every kind, known-wrong answers judged) of an entry."""
+    parts = [m for m in entry.get("false_accept", {}).values() if m.get("rate") is not None and m.get("n")]
+    n = sum(int(m["n"]) for m in parts)
+    return (sum(m["rate"] * m["n"] for m in parts) / n, n) if n else None
+
+
 def header_line(dataset: str, meta: dict[str, Any], judge_prompt: Any, credit: str) -> str:
     """The table header's line on the judge's measured false-accept rate (or that there is none)."""
-    proto = meta.get("protocol") if isinstance(meta.get("protocol"), dict) else {}
-    entry = None
-    if isinstance(judge_prompt, str):
-        entry = lookup(dataset, str(meta.get("judge_model", "?")), judge_prompt, credit,
-                       proto.get("grounding_version", 1))
+    entry = measured_for(dataset, meta, judge_prompt, credit)
     if entry is None:
         return (f"- judge false-accept rate: not measured (`memeval judge-check --dataset {dataset} "
                 "--known-wrong` measures it)")

@@ -16,6 +16,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from scripted_server import ScriptedServer  # noqa: E402
 
+# Tests never read or write the committed judge calibration (conf/calibration/): a scripted
+# judge's rates must not reach the shipped file, and a shipped rate must not change a test's table.
+os.environ["MEMEVAL_JUDGE_CALIBRATION"] = str(Path(os.environ.get("TMPDIR", "/tmp")) / f"memeval-test-calibration-{os.getpid()}.json")
+
 
 def _data_dir() -> Path:
     for candidate in (os.environ.get("MEMEVAL_DATA"), ROOT / "data", ROOT.parent / "shared" / "data"):

@@ -87,7 +87,7 @@ def test_paired_difference_has_the_right_sign(root, tmp_path) -> None:
     diff = md.read_text().split("Paired differences")[1]
     row = next(r for r in diff.splitlines() if r.startswith("| oracle"))
     cells = row.strip("| ").split(" | ")
-    assert float(cells[4]) > 0 and cells[8] == "*", row  # better on every question: CI excludes 0
+    assert float(cells[4]) > 0 and cells[9] == "*", row  # better on every question: CI excludes 0
     md, _ = build_report([base, better], tmp_path / "b", reference=better)
     row = next(r for r in md.read_text().split("Paired differences")[1].splitlines()
                if r.startswith("| embedding_rag"))

@@ -54,11 +54,11 @@ def test_a_failed_run_is_never_starred_and_allow_degenerate_lifts_it(pair, tmp_p
     base, better = pair
     md, _ = build_report([base, better], tmp_path / "ok", reference=base)
     cells = _paired_row(md, "oracle")
-    assert cells[8] == "*" and cells[9] == "not checked"  # significant, healthy enough: starred
+    assert cells[9] == "*" and cells[10] == "not checked"  # significant, healthy enough: starred
     _health(better, FAIL)
     md, _ = build_report([base, better], tmp_path / "failed", reference=base)
     cells = _paired_row(md, "oracle")
-    assert cells[8] == "" and cells[9] == f"fail: {FAIL.message}"
+    assert cells[9] == "" and cells[10] == f"fail: {FAIL.message}"
     text = md.read_text()
     assert "are not starred" in text and "Not starred though the interval excludes 0: oracle" in text
     # the reference failing withholds the star as well

@@ -6,7 +6,8 @@
   lines whose verdict the judge model gave (`Protocol.judge_called`);
 - failed: judgments that failed (metrics.json `n_judge_failed`);
 - false_accept: the judge's false-accept rate on known-wrong answers where a calibration was
-  measured (metrics.json `judge_calibration.false_accept_rate`, or the run's judge_check.json);
+  measured (metrics.json `judge_calibration.false_accept_rate`, the run's judge_check.json, or
+  the committed calibration of its judge, evaluation/calibration.py);
   otherwise "not measured".
 """
 
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agreement import cohen_kappa
+from ..calibration import measured_for, overall_rate
 from ..runs.health_file import Check
 from .grading import check, not_measured, pct, share
 
@@ -47,6 +49,13 @@ def false_accept(run: Path, metrics: dict[str, Any]) -> tuple[float | None, str]
         if isinstance(block, dict) and block.get("false_accept_rate") is not None:
             n = block.get("n_known_wrong") or block.get("n")
             return float(block["false_accept_rate"]), f"{source}" + (f", {n} known-wrong answers" if n else "")
+    prov = metrics.get("provenance") if isinstance(metrics.get("provenance"), dict) else {}
+    family = (prov.get("protocol") or {}).get("protocol") if isinstance(prov.get("protocol"), dict) else None
+    entry = measured_for(str(family), prov, metrics.get("judge_prompt"), str(metrics.get("credit")))
+    measured = overall_rate(entry) if entry else None
+    if measured is not None:
+        return measured[0], (f"judge-check --known-wrong of {str(entry.get('measured_at', '?'))[:10]}, "
+                             f"{measured[1]} known-wrong answers")
     return None, ""
 
 
