@@ -30,6 +30,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +121,14 @@ def build_judge(cfg: Any, replay: bool = False) -> tuple[Any, Any]:
     return judge, pool
 
 
+def _timing(ledger: Any, wall_s: float, answers: int) -> dict[str, Any]:
+    """What judging cost in time: calls made (fresh) and served from the cache, wall seconds, and
+    seconds per fresh call (the figure a judge choice trades against accuracy)."""
+    fresh, cached, _ = ledger.tally()
+    return {"answers": answers, "fresh_calls": fresh, "cached_calls": cached, "wall_s": round(wall_s, 1),
+            "seconds_per_fresh_call": round(wall_s / fresh, 3) if fresh else None}
+
+
 def main(argv: list[str] | None = None, prog: str = "memeval judge-check") -> int:
     from hydra.utils import instantiate
 
@@ -150,8 +159,10 @@ def main(argv: list[str] | None = None, prog: str = "memeval judge-check") -> in
         judge, pool = build_judge(cfg, args.replay)
         judge_name = (f"{judge.display_name} (conf judge={args.judge}), judge version {version} "
                       f"(dataset={label_set.config}{label_set.prompt_note(protocol)})")
+        started = time.monotonic()
         try:
             asyncio.run(label_set.judge(cases + extra, protocol, dataset, judge, args.concurrency))
+            numbers_timing = _timing(judge.ledger, time.monotonic() - started, len(cases) + len(extra))
         finally:
             judge.cache.close()
             if pool is not None:
@@ -159,6 +170,8 @@ def main(argv: list[str] | None = None, prog: str = "memeval judge-check") -> in
         configs = list(label_set.configs)
     text, numbers = label_set.report(cases, configs, judge_name)
     numbers["judge_version"] = version
+    if judge is not None:
+        numbers["timing"] = numbers_timing
     if wrong:
         from evaluation.conversations.known_wrong import report as wrong_report
 
@@ -170,6 +183,11 @@ def main(argv: list[str] | None = None, prog: str = "memeval judge-check") -> in
     if args.json:
         args.json.write_text(json.dumps(numbers, indent=1, default=str))
     print(text)
+    if judge is not None:
+        tm = numbers["timing"]
+        per = f"{tm['seconds_per_fresh_call']:.2f} s per fresh call" if tm["fresh_calls"] else "all cached"
+        print(f"\njudge calls: {tm['fresh_calls']} fresh, {tm['cached_calls']} cached, {tm['wall_s']:.0f} s wall "
+              f"for {tm['answers']} answers ({per}, concurrency {args.concurrency})")
     if version is not None:
         print(f"\njudge version measured: {version} (dataset={label_set.config}, judge={args.judge})")
     print(f"\n{label_set.last_line(numbers)}")

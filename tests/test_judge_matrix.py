@@ -15,6 +15,7 @@ from cli import judge_matrix
 from evaluation.judge_matrix.criteria import CRITERIA, messages
 from evaluation.judge_matrix.matrix import kendall
 from evaluation.judge_matrix.render import table
+from evaluation.report.build import ReportError, build_report
 
 METHODS = ("vanilla", "embedding_rag")
 
@@ -83,6 +84,20 @@ def test_matrix_of_scripted_runs(made, server: ScriptedServer, dataset: str, dat
     assert all(tau[a][b] == tau[b][a] for a in CRITERIA for b in CRITERIA)
     assert "| method | strict | per_type | generous | model_free |" in out and "Kendall's tau" in out
     assert (tmp_path / "out" / "judge_matrix.png").stat().st_size > 1000
+    # the report shows the saved matrix in its runs' section (table and figure), judging nothing
+    calls = server.count("/v1/chat/completions")
+    md, _ = build_report(runs, tmp_path / "rep", judge_matrices=[tmp_path / "out"])
+    text = md.read_text()
+    score_table = text.split("### Judge-sensitivity matrix")[1].split("### ")[0]
+    first_row = next(ln for ln in score_table.splitlines() if ln.startswith(f"| {m['runs'][0]['method']} |"))
+    strict = m["runs"][0]["scores"]["strict"]
+    assert f"| {strict:.3f} (" in first_row and "runs: 2 of this section's 2" in score_table
+    assert "### Kendall tau between the criteria's method rankings" in text
+    assert (tmp_path / "rep" / "figures" / f"{dataset}_judge_matrix.png").stat().st_size > 1000
+    assert server.count("/v1/chat/completions") == calls
+    other = made["locomo" if dataset == "epbench20" else "epbench20"]
+    with pytest.raises(ReportError, match="judge matrix of runs not in this report"):
+        build_report(other, tmp_path / "rep2", judge_matrices=[tmp_path / "out"])
 
 
 def test_kendall_tau_hand_computed() -> None:

@@ -64,10 +64,10 @@ def test_a_failed_run_is_never_starred_and_allow_degenerate_lifts_it(pair, tmp_p
     # the reference failing withholds the star as well
     better.joinpath("health.json").unlink()
     _health(base, FAIL)
-    assert _paired_row(build_report([base, better], tmp_path / "ref", reference=base)[0], "oracle")[8] == ""
+    assert _paired_row(build_report([base, better], tmp_path / "ref", reference=base)[0], "oracle")[9] == ""
     assert report_main([str(base), str(better), "--reference", str(base), "--allow-degenerate",
                         "--out", str(tmp_path / "lifted")]) == 0
-    assert _paired_row(tmp_path / "lifted" / "report.md", "oracle")[8] == "*"
+    assert _paired_row(tmp_path / "lifted" / "report.md", "oracle")[9] == "*"
     a, b = load_run(better), load_run(base)
     assert not star_allowed(a, b) and star_allowed(a, b, allow_degenerate=True)
 
@@ -77,7 +77,7 @@ def test_every_report_table_has_a_health_column(pair, tmp_path) -> None:
     _health(better, WARN)
     md, _ = build_report([base, better], tmp_path / "rep", reference=base)
     tables = [t for t in md.read_text().split("### ")[1:]]
-    assert len(tables) == 4  # Table 2 shape, precision / recall, Table 3 shape, paired
+    assert len(tables) == 5  # Table 2 shape, precision / recall, the stratified overall, Table 3 shape, paired
     for t in tables:
         head = next(ln for ln in t.splitlines() if ln.startswith("| method"))
         assert head.rstrip().endswith("| health |"), head

@@ -6,11 +6,14 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import html
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..runs.scored import ReportError, Run, load_run, load_runs
 from . import figures
+from .judge_matrix import covers, load_matrix, matrix_figure, matrix_tables
 from .prices import Reference, load_reference
 from .statistics import statistics_tables, with_resampling_note
 from .tables import Table, dataset_tables, paired_table, table3
@@ -27,7 +30,8 @@ class Section:
 
 
 def _section(dataset: str, runs: list[Run], reference: Run | None, fig_dir: Path,
-             strict: bool, prices: Reference, allow_degenerate: bool = False) -> Section:
+             strict: bool, prices: Reference, allow_degenerate: bool = False,
+             matrices: Sequence[dict[str, Any]] = ()) -> Section:
     p = runs[0].presentation
     sec = Section(f"{dataset} ({len(runs)} run{'s' if len(runs) > 1 else ''})")
     sec.tables += [*with_resampling_note(dataset_tables(runs), runs), *statistics_tables(runs), table3(runs, prices)]
@@ -39,6 +43,10 @@ def _section(dataset: str, runs: list[Run], reference: Run | None, fig_dir: Path
                 raise
             sec.messages.append(f"No paired differences: {exc}")
     stem = dataset.replace("/", "_")
+    for k, matrix in enumerate(m for m in matrices if covers(m, runs)):
+        sec.tables += matrix_tables(matrix, runs)
+        sec.figures.append(("judge-sensitivity matrix",
+                            matrix_figure(matrix, fig_dir / f"{stem}_judge_matrix{f'_{k}' if k else ''}.png")))
     drawn = [("by group", figures.by_group(runs, p, fig_dir / f"{stem}_by_group.png")),
              ("context tokens vs score", figures.frontier(runs, p, fig_dir / f"{stem}_frontier.png")),
              ("cost per method", figures.cost(runs, p, fig_dir / f"{stem}_cost.png", prices))]
@@ -105,7 +113,7 @@ def render(sections: list[Section], out: Path, runs: list[Run]) -> tuple[Path, P
 
 def build_report(run_dirs: list[Path], out: Path, reference: Path | None = None,
                  auto_reference: str | None = None, allow_degenerate: bool = False,
-                 prices: Reference | None = None) -> tuple[Path, Path]:
+                 prices: Reference | None = None, judge_matrices: Sequence[Path] = ()) -> tuple[Path, Path]:
     """Write report.md, report.html and figures/ into `out`; returns the two report paths.
 
     `reference`: paired differences of every run of its dataset against it (incomparable runs
@@ -113,11 +121,14 @@ def build_report(run_dirs: list[Path], out: Path, reference: Path | None = None,
     reference when present; incomparable runs then become a message in the report, not an error.
     `allow_degenerate`: star significant differences of runs that failed a health check too.
     `prices`: the API-equivalent cost's price table and reference models (default: prices.py's).
+    `judge_matrices`: judge_matrix.json files (`memeval judge-matrix`), each shown in the section
+    of the runs it re-judged.
     """
     prices = prices or load_reference()
     if not run_dirs:
         raise ReportError("no run folders given")
     runs = load_runs([Path(p) for p in run_dirs])
+    matrices = [load_matrix(Path(p)) for p in judge_matrices]
     ref = None
     if reference is not None:
         ref = next((r for r in runs if r.path.resolve() == Path(reference).resolve()), None)
@@ -137,5 +148,10 @@ def build_report(run_dirs: list[Path], out: Path, reference: Path | None = None,
         if dref is not None and len(group) == 1:
             dref = None
         sections.append(_section(dataset, group, dref, out / "figures", strict=ref is not None,
-                                 prices=prices, allow_degenerate=allow_degenerate))
+                                 prices=prices, allow_degenerate=allow_degenerate, matrices=matrices))
+    unmatched = [m for m in matrices if not any(covers(m, g) for g in by_dataset.values())]
+    if unmatched:
+        raise ReportError("judge matrix of runs not in this report: "
+                          + ", ".join(sorted({Path(r['run']).name for m in unmatched for r in m['runs']}))
+                          + "; give the run folders it re-judged")
     return render(sections, out, runs)

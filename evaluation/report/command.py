@@ -3,7 +3,8 @@
 Writes DIR/report.md, DIR/report.html (self-contained) and DIR/figures/*.png from run folders:
 EpBench F1 by cue bucket (GSW Table 2 shape) with P/R, Simple Recall and Chronological
 Awareness; efficiency and cost (Table 3 shape); LoCoMo per category; LongMemEval per type; paired
-bootstrap differences against --reference (same questions, judge, data version and policy only).
+bootstrap differences against --reference (same questions, judge, data version and policy only);
+with --judge-matrix, the judge-sensitivity matrix of the runs.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ def main(argv: list[str] | None = None, prog: str = "python -m evaluation.report
                     help="chat model every chat token is priced at (default: %(default)s)")
     ap.add_argument("--api-embedder", default=DEFAULT_EMBEDDER,
                     help="embedding model every embedding token is priced at (default: %(default)s)")
+    ap.add_argument("--judge-matrix", type=Path, action="append", default=[], metavar="JSON",
+                    help="a judge_matrix.json (or its folder) from `memeval judge-matrix`, shown as a table and a "
+                         "figure in the section of the runs it re-judged (repeatable)")
     args = ap.parse_args(argv)
     try:
         prices = load_reference(args.prices, args.api_model, args.api_embedder)
@@ -40,7 +44,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m evaluation.report
         return 2
     try:
         md, html = build_report(args.runs, args.out, args.reference, allow_degenerate=args.allow_degenerate,
-                                prices=prices)
+                                prices=prices, judge_matrices=args.judge_matrix)
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..protocol import fmt
 from ..runs.scored import Run
-from .tables import Table, provenance
+from .tables import HEALTH, HEALTH_NOTE, Table, provenance
 
 
 def audit_table(runs: list[Run]) -> Table | None:
@@ -18,16 +18,17 @@ def audit_table(runs: list[Run]) -> Table | None:
     for r in with_block:
         b = r.metrics["gold_audit"]
         if "all" not in b:
-            rows.append([r.label, "–", "–", "–", "–", "–"])
+            rows.append([r.label, "–", "–", "–", "–", "–", r.health_cell])
             notes.append(f"{r.label}: {b.get('note', 'no split')}.")
             continue
         m, a, u = b["metric"], b["all"], b["unflagged"]
-        rows.append([r.label, fmt(a[m]), str(a["n"]), fmt(u[m]), str(u["n"]), str(a["n"] - u["n"])])
+        rows.append([r.label, fmt(a[m]), str(a["n"]), fmt(u[m]), str(u["n"]), str(a["n"] - u["n"]), r.health_cell])
     first = with_block[0].metrics["gold_audit"]
+    notes.append(HEALTH_NOTE)
     notes.insert(0, f"Flagged: {first['rule']} ({first['source']}). The audits give no corrected gold: "
                     "the unflagged column leaves those questions out.")
     return Table(f"{label} on all questions and on those no gold audit flags", provenance(runs),
-                 ["method", f"{label} (all)", "n (all)", f"{label} (unflagged)", "n (unflagged)", "flagged"],
+                 ["method", f"{label} (all)", "n (all)", f"{label} (unflagged)", "n (unflagged)", "flagged", HEALTH],
                  rows, notes)
 
 
@@ -40,11 +41,13 @@ def weighted_table(runs: list[Run]) -> Table | None:
     for r in with_block:
         b = r.metrics["stratified"]
         if "weighted" not in b:
-            rows.append([r.label, "–", "–", "–", "–"])
+            rows.append([r.label, "–", "–", "–", "–", r.health_cell])
             notes.append(f"{r.label}: {b.get('note', 'not computed')}.")
             continue
         rows.append([r.label, f"{fmt(b['weighted'])} ± {fmt(b['weighted_std'])}", fmt(b["unweighted"]),
-                     str(b["n"]), ", ".join(f"{s}: {w:.2f} ({b['sample'][s]})" for s, w in b["weights"].items())])
+                     str(b["n"]), ", ".join(f"{s}: {w:.2f} ({b['sample'][s]})" for s, w in b["weights"].items()),
+                     r.health_cell])
+    notes.append(HEALTH_NOTE)
     b = next((r.metrics["stratified"] for r in with_block if "weighted" in r.metrics["stratified"]), None)
     if b is not None:
         notes.insert(0, f"Weighted: each {b['key']}'s mean {label} weighted by its share of the "
@@ -52,7 +55,8 @@ def weighted_table(runs: list[Run]) -> Table | None:
                         "1000 seeded draws within each stratum); unweighted: the plain mean of the subset, "
                         "which over-weights the strata the subset over-samples.")
     return Table(f"Overall {label} weighted by population share (stratified subset)", provenance(runs),
-                 ["method", f"{label} weighted ± std", f"{label} unweighted", "n", "weights (questions in subset)"],
+                 ["method", f"{label} weighted ± std", f"{label} unweighted", "n", "weights (questions in subset)",
+                  HEALTH],
                  rows, notes)
 
 
