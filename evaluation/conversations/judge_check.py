@@ -16,7 +16,8 @@ exactly as a run judges it (the protocol's own judge call), then scored four way
   have no gold answer to overlap, so this baseline calls them CORRECT iff they decline).
 
 Accuracy is the share of labels a configuration reproduces; false CORRECT counts WRONG answers
-it accepted.
+it accepted, and the false-accept rate is their share of the answers labelled WRONG (the
+label set's counterpart of the known-wrong check's rate).
 """
 
 from __future__ import annotations
@@ -121,6 +122,8 @@ def score_config(cases: list[Case], name: str) -> dict[str, Any]:
         "kappa": cohen_kappa([t for t, _ in ok], [g for _, g in ok]),
         "false_correct": sum(1 for t, g in ok if g == 1 and t == 0),
         "missed_correct": sum(1 for t, g in ok if g == 0 and t == 1),
+        # of the answers labelled WRONG (a failure accepts nothing), the share credited CORRECT
+        "false_accept_rate": (sum(1 for t, g in ok if g == 1 and t == 0) / truth.count(0)) if 0 in truth else math.nan,
         "judge_failed": n - len(ok),
     }
 
@@ -133,11 +136,11 @@ def report(cases: list[Case], configs: list[str], judge_name: str, dataset: str)
     n_correct = sum(c.label["correct"] for c in cases)
     lines = [f"Judge meta-evaluation ({dataset}): {len(cases)} labelled answers ({n_correct} CORRECT); "
              f"judge: {judge_name}", "",
-             "| configuration | accuracy | kappa | false CORRECT | missed CORRECT | judge failures |",
-             "|---|---|---|---|---|---|"]
+             "| configuration | accuracy | kappa | false CORRECT | false-accept rate | missed CORRECT | judge failures |",
+             "|---|---|---|---|---|---|---|"]
     for name in configs:
         m = overall[name]
         lines.append(f"| {name} | {fmt(m['accuracy'])} | {fmt(m['kappa'])} | {m['false_correct']} | "
-                     f"{m['missed_correct']} | {m['judge_failed']} |")
+                     f"{fmt(m['false_accept_rate'])} | {m['missed_correct']} | {m['judge_failed']} |")
     lines += category_lines("Accuracy by answer category:", cases, configs, by_cat)
     return "\n".join(lines), {"dataset": dataset, "judge": judge_name, "overall": overall, "by_category": by_cat}

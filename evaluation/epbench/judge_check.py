@@ -140,6 +140,8 @@ def score_config(cases: list[Case], name: str, select: Callable[[Case], bool] = 
         "n_credits": n, "accuracy": right / n if n else math.nan,
         "kappa": cohen_kappa([t for t, _ in ok], [g for _, g in ok]),
         "false_credit": sum(1 for t, g in ok if g > t), "missed_credit": sum(1 for t, g in ok if g < t),
+        # of the gold items labelled uncredited (0), the share the configuration credits at all
+        "false_accept_rate": (sum(1 for t, g in ok if t == 0 and g > 0) / truth.count(0.0)) if 0.0 in truth else math.nan,
         "f1_mae": sum(f1_err) / len(f1_err) if f1_err else math.nan, "n_answers": len(f1_err) + failed,
         "judge_failed": failed,
     }
@@ -153,11 +155,12 @@ def report(cases: list[Case], configs: list[str], judge_name: str) -> tuple[str,
                     for name in configs} for cat in cats}
     lines = [f"Judge meta-evaluation: {len(cases)} labelled answers, "
              f"{overall[configs[0]]['n_credits']} gold-item credits; judge: {judge_name}", "",
-             "| configuration | credit accuracy | kappa | false credits | missed credits | F1 abs. error | judge failures |",
-             "|---|---|---|---|---|---|---|"]
+             "| configuration | credit accuracy | kappa | false credits | false-accept rate | missed credits | F1 abs. error "
+             "| judge failures |",
+             "|---|---|---|---|---|---|---|---|"]
     for name in configs:
         m = overall[name]
         lines.append(f"| {name} | {fmt(m['accuracy'])} | {fmt(m['kappa'])} | {m['false_credit']} | "
-                     f"{m['missed_credit']} | {fmt(m['f1_mae'])} | {m['judge_failed']} |")
+                     f"{fmt(m['false_accept_rate'])} | {m['missed_credit']} | {fmt(m['f1_mae'])} | {m['judge_failed']} |")
     lines += category_lines("Credit accuracy by answer category:", cases, configs, by_cat)
     return "\n".join(lines), {"judge": judge_name, "overall": overall, "by_category": by_cat}
