@@ -32,6 +32,9 @@ def parser(prog: str = "memeval judge-matrix") -> argparse.ArgumentParser:
     ap.add_argument("--data-dir", default=None, help="the data folder (default: the runs' own)")
     ap.add_argument("--criteria", nargs="*", default=None, help="a subset of the criteria (default: all)")
     ap.add_argument("--concurrency", type=int, default=4)
+    ap.add_argument("--every", type=int, default=1, metavar="K",
+                    help="re-judge every K-th of the questions all runs answered (a slow local judge's sample; "
+                         "the matrix names it)")
     ap.add_argument("--replay", action="store_true", help="cached calls only, no local server")
     ap.add_argument("--out", type=Path, default=Path("judge_matrix"), help="folder for the artifacts")
     return ap
@@ -78,7 +81,7 @@ def main(argv: list[str] | None = None, prog: str = "memeval judge-matrix") -> i
     needs_judge = set(criteria) - {"model_free"}
     judge, pool = build_judge(_judge_config(args, args.runs), args.replay) if needs_judge else (None, None)
     try:
-        ids, per_question = asyncio.run(build(runs, judge, args.concurrency, criteria))
+        ids, per_question = asyncio.run(build(runs, judge, args.concurrency, criteria, args.every))
     finally:
         if judge is not None:
             judge.cache.close()
@@ -86,7 +89,7 @@ def main(argv: list[str] | None = None, prog: str = "memeval judge-matrix") -> i
             pool.close()
     fresh, cached, _ = judge.ledger.tally() if judge is not None else (0, 0, 0.0)
     matrix = summarize(runs, per_question, ids, criteria, judge.display_name if judge else "none",
-                       {"fresh": fresh, "cached": cached})
+                       {"fresh": fresh, "cached": cached}, args.every)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "judge_matrix.json").write_text(json.dumps(matrix, indent=1) + "\n", encoding="utf-8")
     text = table(matrix)

@@ -39,8 +39,9 @@ def made(tmp_path_factory, data_dir: Path, server: ScriptedServer) -> dict[str, 
     return {name: sorted((root / "runs" / name).glob("*-*")) for name in ("epbench20", "locomo")}
 
 
-def _matrix(runs: list[Path], server: ScriptedServer, out: Path, data_dir: Path, cache: Path) -> dict:
-    argv = [*map(str, runs), "--judge", "openai_compatible", "--cache", str(cache), "--data-dir", str(data_dir),
+def _matrix(runs: list[Path], server: ScriptedServer, out: Path, data_dir: Path, cache: Path,
+            extra: tuple[str, ...] = ()) -> dict:
+    argv = [*map(str, runs), *extra, "--judge", "openai_compatible", "--cache", str(cache), "--data-dir", str(data_dir),
             "--out", str(out), "--override", f"judge.base_url={server.base_url}", "judge.model=scripted-judge"]
     assert judge_matrix.main(argv) == 0
     return json.loads((out / "judge_matrix.json").read_text())
@@ -95,6 +96,11 @@ def test_matrix_of_scripted_runs(made, server: ScriptedServer, dataset: str, dat
     assert "### Kendall tau between the criteria's method rankings" in text
     assert (tmp_path / "rep" / "figures" / f"{dataset}_judge_matrix.png").stat().st_size > 1000
     assert server.count("/v1/chat/completions") == calls
+    half = _matrix(runs, server, tmp_path / "half", data_dir, cache, ("--every", "2"))
+    assert half["n_questions"] == (n + 1) // 2 and half["n_shared"] == n and half["calls"]["fresh"] == 0
+    for method, crits in half["per_question"].items():  # the same questions' verdicts, from the cache
+        assert all(m["per_question"][method][c][q] == v for c, qs in crits.items() for q, v in qs.items())
+    assert f"1 in 2 of the {n} every run answered" in table(half)
     other = made["locomo" if dataset == "epbench20" else "epbench20"]
     with pytest.raises(ReportError, match="judge matrix of runs not in this report"):
         build_report(other, tmp_path / "rep2", judge_matrices=[tmp_path / "out"])

@@ -95,10 +95,10 @@ def test_compare_shows_health_and_withholds_the_star(pair, tmp_path, capsys) -> 
     table = [ln for ln in out.splitlines() if ln.startswith("| oracle")]
     assert f"fail: {FAIL.message}" in table[0]  # the comparison table's health column
     paired = table[1].strip("|").split("|")
-    assert paired[6].strip() == "" and "are not starred" in out
+    assert paired[7].strip() == "" and "are not starred" in out
     assert compare_main([str(base), str(better), "--reference", str(base), "--allow-degenerate"]) == 0
     paired = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("| oracle")][1]
-    assert paired.strip("|").split("|")[6].strip() == "*"
+    assert paired.strip("|").split("|")[7].strip() == "*"
 
 
 def test_a_cost_figure_with_nothing_to_show_is_not_drawn(root, tmp_path) -> None:

@@ -132,7 +132,8 @@ def kendall(a: list[float], b: list[float]) -> tuple[float, float]:
 
 
 def summarize(runs: list[RunInput], per_question: list[dict[str, dict[str, float]]], ids: list[str],
-              criteria: tuple[str, ...], judge_name: str, calls: dict[str, int]) -> dict[str, Any]:
+              criteria: tuple[str, ...], judge_name: str, calls: dict[str, int],
+              every: int = 1) -> dict[str, Any]:
     """The matrix artifact (judge_matrix.json): scores, rankings, taus and every per-question score."""
     labels = _unique([r.label for r in runs])
     scores = {c: [_mean(list(pq[c].values())) for pq in per_question] for c in criteria}
@@ -146,6 +147,7 @@ def summarize(runs: list[RunInput], per_question: list[dict[str, dict[str, float
     return {
         "format": FORMAT, "prompt_version": PROMPT_VERSION, "dataset": runs[0].dataset.name,
         "judge": judge_name, "criteria": {c: CRITERIA[c] for c in criteria}, "n_questions": len(ids),
+        "n_shared": len(common_ids(runs)), "every": max(1, every),
         "methods": labels,
         "runs": [{"method": lab, "run": str(r.path),
                   "scores": {c: _none(scores[c][i]) for c in criteria},
@@ -188,7 +190,10 @@ def common_ids(runs: list[RunInput]) -> list[str]:
 
 
 async def build(runs: list[RunInput], judge: Any, concurrency: int = 4,
-                criteria: tuple[str, ...] = tuple(CRITERIA)) -> tuple[list[str], list[dict[str, dict[str, float]]]]:
-    ids = common_ids(runs)
+                criteria: tuple[str, ...] = tuple(CRITERIA),
+                every: int = 1) -> tuple[list[str], list[dict[str, dict[str, float]]]]:
+    """Every run re-judged on the questions all of them answered (every `every`-th of those, in
+    question order: a slow local judge's sample, the same questions for every run)."""
+    ids = common_ids(runs)[::max(1, every)]
     per_question = [await rejudge(r, ids, judge, concurrency, criteria) for r in runs]
     return ids, per_question

@@ -9,11 +9,19 @@ from typing import Any
 from ..protocol import fmt
 
 
+def sample(matrix: dict[str, Any]) -> str:
+    """Which questions were re-judged: all those every run answered, or every k-th of them."""
+    every = int(matrix.get("every", 1))
+    if every <= 1:
+        return f"{matrix['n_questions']} questions every run answered"
+    return (f"{matrix['n_questions']} questions (1 in {every} of the {matrix.get('n_shared', '?')} every run "
+            "answered, in question order)")
+
+
 def table(matrix: dict[str, Any]) -> str:
     """Score per method per criterion (rank in brackets), then Kendall's tau between criteria."""
     crit = list(matrix["criteria"])
-    lines = [f"Judge-sensitivity matrix: {matrix['dataset']}, {matrix['n_questions']} questions every run "
-             f"answered; judge: {matrix['judge']}", "",
+    lines = [f"Judge-sensitivity matrix: {matrix['dataset']}, {sample(matrix)}; judge: {matrix['judge']}", "",
              "| method | " + " | ".join(crit) + " |", "|---|" + "---|" * len(crit)]
     for run in matrix["runs"]:
         cells = []

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..judge_matrix.render import figure
+from ..judge_matrix.render import figure, sample
 from ..protocol import fmt
 from ..runs.scored import ReportError, Run
 from .tables import HEALTH, HEALTH_NOTE, Table
@@ -47,7 +47,7 @@ def matrix_tables(matrix: dict[str, Any], runs: list[Run]) -> list[Table]:
     names = {x.path.name for x in runs}
     missing = sorted(x.label for x in runs if x.path.name not in {Path(r["run"]).name for r in matrix["runs"]})
     prov = [f"judge: {matrix['judge']}; prompts: {matrix.get('prompt_version', '?')}; "
-            f"{matrix['n_questions']} questions every run answered",
+            f"{sample(matrix)}",
             f"runs: {sum(Path(r['run']).name in names for r in matrix['runs'])} of this section's {len(runs)}"
             + (f" (not re-judged: {', '.join(missing)})" if missing else "")]
     notes = ["Each cell: the method's mean per-question score under that criterion over the shared questions "
