@@ -170,6 +170,7 @@ def main(argv: list[str] | None = None, prog: str = "memeval judge-check") -> in
         configs = list(label_set.configs)
     text, numbers = label_set.report(cases, configs, judge_name)
     numbers["judge_version"] = version
+    numbers["grounding_version"] = getattr(protocol, "grounding_version", None)
     if judge is not None:
         numbers["timing"] = numbers_timing
     if wrong:

@@ -37,6 +37,8 @@ def read_metrics(run: RunFolder, name: str = "metrics.json", data_dir: Path | No
     meta = run.read_json("meta.json")
     if artifacts_format(meta) >= RUN_FORMAT:
         return metrics
+    if "presentation" in metrics and "statistics" in metrics:
+        return upgrade_metrics(metrics, meta)  # rescored by today's code: nothing to compute, no protocol
     protocol = load_protocol(run)
     policy = name[len("metrics_"):-len(".json")] if name.startswith("metrics_") else None
 
