@@ -44,6 +44,8 @@ MANIFEST: dict[str, DataFile] = {f.path: f for f in [
              "https://raw.githubusercontent.com/snap-research/LoCoMo/main/data/locomo10.json"),
     DataFile("locomo/audit/gold_audit.jsonl", "78b3bba45dd0dafc0aa88cd5af39ab260f2e6ad54e0b703c3293e66f1cd104ed",
              "derived", optional=True),
+    DataFile("locomo/audit/known_wrong_answers.jsonl",
+             "a626aff598ce8c19533385c5e9dd0aebfcac91d96d6b9890968e28c8ccedf204", "derived", optional=True),
     DataFile("longmemeval/longmemeval_oracle.json", "821a2034d219ab45846873dd14c14f12cfe7776e73527a483f9dac095d38620c", "original"),
     DataFile("longmemeval/longmemeval_s_cleaned.partial.json.gz", "4ce8d5085377debceed2abc3aaa09239745b02f7b1e500b6b95d6846b56a9c2d", "unverified"),
 ]}

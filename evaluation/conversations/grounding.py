@@ -21,10 +21,13 @@ of the conversation's two speakers and the answer names the other but not that o
 opening a dance studio" for a question about Jon), the verdict is not grounded, whatever words
 the answer shares with the gold; a list gold (comma-separated short parts: "Susie, Seraphim")
 needs a key word of every part, so naming one of two snakes is no longer enough; words need half
-the gold's key words, not a third ("oil painting" no longer passes for "watercolor painting");
-and dates compare as the days they mean (periods.py: "the week before 16 June 2023" is not "the
-week before 9 June 2023", "winter 2023" is not "summer 2023"). Version 1 ("conv-grounding-v1") is kept
-so saved runs replay.
+the gold's key words, not a third ("Free yoga workshop" no longer passes for "Free gardening
+class"); and dates compare as the days they mean, no vaguer than the gold (periods.py: "the week
+before 16 June 2023" is not "the week before 9 June 2023", "winter 2023" is not "summer 2023",
+"around mid-October 2023" does not state "19 October 2023", although the judge prompt accepts a
+period that holds the gold date). On LoCoMo's known-wrong answers (SOURCES.md) the check alone
+passes 5% of each kind under version 2; the label set's accuracy is unchanged (0.983).
+Version 1 ("conv-grounding-v1") is kept so saved runs replay.
 
 Adversarial (LoCoMo category 5) and abstention (LongMemEval `_abs`) questions are correct when
 the answer declines, so there a CORRECT verdict needs a decline somewhere in the answer, and a
@@ -198,7 +201,7 @@ def key_content(answer_text: str, gold: str, question: str = "", off_by_one: boo
         return Grounding(bool(text.strip()), "no key words in the gold")
     have = set(stemmed_tokens(text))
     hit = [w for w in words if w in have]
-    need = min(4, max(1, math.ceil(len(words) / 3)))
+    need = min(4, max(1, math.ceil(len(words) / (2 if version >= 2 else 3))))
     ok = len(hit) >= need
     pieces = _LIST_PARTS.split(gold) if version >= 2 else []
     parts = [p for p in (key_words(x, question) for x in pieces) if p]

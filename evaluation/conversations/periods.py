@@ -12,9 +12,10 @@ expression becomes the days it means and two expressions agree when their days o
   December of that year);
 - any other full date (that day) or month and year (the month).
 
-So a period that holds the gold date still agrees with it ("late June 2023" for 24 June 2023:
-the judge prompt's own rule), and a month agrees with any day in it; but an answer period wider
-than a month and than the gold's (a season for a day or a month) is too vague to agree.
+An answer agrees when its days overlap the gold's and it is no vaguer: at most a week wide or as
+wide as the gold ("late June 2023" fits "June 2023"; a day fits a week), or holding the whole
+gold with at most three days to spare ("the start of June" for "the first week of June"). So
+"mid-October 2023" does not state "19 October 2023", nor a season a month (see `agree`).
 """
 
 from __future__ import annotations
@@ -116,12 +117,21 @@ def _plain(d: DateMention) -> Interval:
     return date(d.year, d.month, d.day), date(d.year, d.month, d.day)
 
 
-MAX_VAGUENESS_DAYS = 31
+MAX_VAGUENESS_DAYS = 7
+SLACK_DAYS = 3  # "the start of June" (days 1-10) still says "the first week of June" (1-7)
+
+
+def _days(i: Interval) -> int:
+    return (i[1] - i[0]).days + 1
 
 
 def agree(gold: list[Interval], answer: list[Interval]) -> bool:
-    """Some answer interval overlaps a gold interval and is no wider than a month or that gold
-    interval ("summer 2023" is too vague for "July 2023"; "July 2023" fits "summer 2023")."""
+    """Some answer interval overlaps a gold interval and is no wider than a week or that gold
+    interval, or holds all of it and is at most SLACK_DAYS wider: "July 2023" fits "summer 2023",
+    "late June 2023" fits "June 2023" and "the start of June 2023" fits "the first week of June
+    2023"; but "summer 2023" is too vague for "July 2023", and "mid-October 2023" (ten days) for
+    "19 October 2023" or "the week before 16 June 2023" (the known-wrong answers' vague kind)."""
     return any(a[0] <= g[1] and g[0] <= a[1]
-               and (a[1] - a[0]).days < max(MAX_VAGUENESS_DAYS, (g[1] - g[0]).days + 1)
+               and (_days(a) <= max(MAX_VAGUENESS_DAYS, _days(g))
+                    or (a[0] <= g[0] and g[1] <= a[1] and _days(a) <= _days(g) + SLACK_DAYS))
                for g in gold for a in answer)
