@@ -103,6 +103,15 @@ def build_judge(cfg: Any, replay: bool = False) -> tuple[Any, Any]:
     return judge, pool
 
 
+async def _judge_then_close(label_set: Any, cases: Any, protocol: Any, dataset: Any, judge: Any,
+                            concurrency: int) -> None:
+    """Judge the cases, then close the judge's HTTP client inside this loop (model_access.loop_clients)."""
+    try:
+        await label_set.judge(cases, protocol, dataset, judge, concurrency)
+    finally:
+        await judge.aclose()
+
+
 def main(argv: list[str] | None = None, prog: str = "memeval judge-check") -> int:
     from hydra.utils import instantiate
 
@@ -128,7 +137,7 @@ def main(argv: list[str] | None = None, prog: str = "memeval judge-check") -> in
         judge_name = (f"{judge.display_name} (conf judge={args.judge}), judge version {version} "
                       f"(dataset={label_set.config}{label_set.prompt_note(protocol)})")
         try:
-            asyncio.run(label_set.judge(cases, protocol, dataset, judge, args.concurrency))
+            asyncio.run(_judge_then_close(label_set, cases, protocol, dataset, judge, args.concurrency))
         finally:
             judge.cache.close()
             if pool is not None:

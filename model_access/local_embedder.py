@@ -142,6 +142,9 @@ class EmbeddingEndpoint(LoopbackService):
     def handler_class(self) -> type[BaseHTTPRequestHandler]:
         return _make_handler(self)
 
+    def components(self) -> list[Any]:
+        return [self.embedder]
+
     def embed(self, texts: list[str], input_type: str) -> tuple[np.ndarray, int]:
         """Blocking call from a request thread: vectors and the tokens they cost (when known)."""
         vecs = self.run(self.embedder.embed(texts, input_type))
