@@ -128,7 +128,8 @@ def main() -> None:
         before = _children_cpu()
         out = subprocess.run([sys.executable, __file__, "--one", str(n)], capture_output=True, text=True, cwd=ROOT)
         if out.returncode != 0:
-            sys.exit(f"size {n} failed:\n{out.stderr[-3000:]}")
+            sys.exit(f"size {n} failed (exit status {out.returncode}):\n{out.stderr[-3000:]}"
+                     f"{out.stdout[-1000:]}")
         r = json.loads(out.stdout.strip().splitlines()[-1])
         r["process_cpu_seconds"] = round(_children_cpu() - before, 2)
         results.append(r)
