@@ -129,6 +129,15 @@ def _timing(ledger: Any, wall_s: float, answers: int) -> dict[str, Any]:
             "seconds_per_fresh_call": round(wall_s / fresh, 3) if fresh else None}
 
 
+async def _judge_then_close(label_set: Any, cases: Any, protocol: Any, dataset: Any, judge: Any,
+                            concurrency: int) -> None:
+    """Judge the cases, then close the judge's HTTP client inside this loop (model_access.loop_clients)."""
+    try:
+        await label_set.judge(cases, protocol, dataset, judge, concurrency)
+    finally:
+        await judge.aclose()
+
+
 def main(argv: list[str] | None = None, prog: str = "memeval judge-check") -> int:
     from hydra.utils import instantiate
 
@@ -161,7 +170,7 @@ def main(argv: list[str] | None = None, prog: str = "memeval judge-check") -> in
                       f"(dataset={label_set.config}{label_set.prompt_note(protocol)})")
         started = time.monotonic()
         try:
-            asyncio.run(label_set.judge(cases + extra, protocol, dataset, judge, args.concurrency))
+            asyncio.run(_judge_then_close(label_set, cases + extra, protocol, dataset, judge, args.concurrency))
             numbers_timing = _timing(judge.ledger, time.monotonic() - started, len(cases) + len(extra))
         finally:
             judge.cache.close()

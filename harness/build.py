@@ -43,6 +43,12 @@ class Components:
     subset_label: str
     pool: list[Question] = field(default_factory=list)  # what the subset was drawn from (its population)
 
+    async def aclose_clients(self) -> None:
+        """Close the models' HTTP clients made on the running loop; await it in that loop before
+        `asyncio.run` returns (model_access.loop_clients says what a client left open does)."""
+        for component in (self.llm, self.judge, self.embedder):
+            await component.aclose()
+
 
 def _ledger(cfg: DictConfig) -> UsageLedger:
     table = OmegaConf.to_container(cfg.prices.models, resolve=True) or {}

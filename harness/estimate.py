@@ -105,11 +105,14 @@ async def _dry_stages(cfg: DictConfig, c: Components, store: Path) -> None:
     method: MemoryMethod = instantiate(c.method_cfg, _partial_=True)(services=services)
     run = RunFolder(store / "run")
     try:
-        indexes = await index_stage(c, method, run)
-        predictions = await answer_stage(c, method, indexes, run, cfg.concurrency.questions)
+        try:
+            indexes = await index_stage(c, method, run)
+            predictions = await answer_stage(c, method, indexes, run, cfg.concurrency.questions)
+        finally:
+            method.close()
+        await judge_stage(c, predictions, run, cfg.concurrency.questions)
     finally:
-        method.close()
-    await judge_stage(c, predictions, run, cfg.concurrency.questions)
+        await c.aclose_clients()
 
 
 def estimate(cfg: DictConfig, ratios: dict[str, float] | None = None) -> dict[str, Any]:

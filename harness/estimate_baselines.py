@@ -124,4 +124,7 @@ async def _answer_and_judge(c: Any, budget: int | None) -> None:
             with stage("judge"):
                 await c.protocol.judge(q, {"question_id": q.id, "answer": result.text}, c.dataset, c.judge)
 
-    await asyncio.gather(*(one(q) for q in c.questions))
+    try:
+        await asyncio.gather(*(one(q) for q in c.questions))
+    finally:
+        await c.aclose_clients()  # inside the loop, before asyncio.run returns

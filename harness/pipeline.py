@@ -187,6 +187,13 @@ def _first(group: BaseExceptionGroup) -> BaseException:
 
 
 async def _execute(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) -> None:
+    try:
+        await _stages(cfg, c, run_dir, stages)
+    finally:  # inside the loop: a sweep's next job must not collect this job's open clients
+        await c.aclose_clients()
+
+
+async def _stages(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) -> None:
     predictions = run_dir.read_jsonl("predictions.jsonl")
     if "index" in stages or "answer" in stages:
         services = Services(llm=c.llm, embedder=c.embedder, cap=c.cap, store_root=Path("."))

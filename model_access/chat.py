@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from .budget import prompt_tokens_of
 from .cache import CacheBase, ResponseCache, cache_key
 from .errors import ConfigError, JsonOutputError
 from .gate import CallGate, CallSettings, Paid, Retry
+from .loop_clients import LoopClients
 from .repeat_stop import RULES, cut_whole
 from .streaming import streamed_until_repeat
 from .usage import UsageLedger
@@ -81,8 +81,7 @@ class ChatModel:
         self.gate = CallGate(cache if cache is not None else ResponseCache(None),
                              ledger if ledger is not None else UsageLedger(), settings, max_concurrency)
         self.server = server  # a local server spec the harness starts (serve_at); None for remote endpoints
-        self._client: openai.AsyncOpenAI | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._clients: LoopClients[openai.AsyncOpenAI] = LoopClients()  # one per event loop
 
     @property
     def cache(self) -> CacheBase:
@@ -95,7 +94,7 @@ class ChatModel:
     def serve_at(self, base_url: str) -> None:
         """The address of this client's local server, known once the harness has started it."""
         self.base_url = base_url
-        self._client = None  # the next call connects there
+        self._clients = LoopClients()  # the next call connects there (set before any loop runs)
 
     # -- readiness -------------------------------------------------------------------------
     def api_key(self) -> str:
@@ -116,13 +115,13 @@ class ChatModel:
             raise ConfigError(f"Model '{self.display_name}' has no base_url; set llm.base_url.")
 
     def _ensure_client(self) -> openai.AsyncOpenAI:
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
-            self._client = openai.AsyncOpenAI(
-                api_key=self.api_key(), base_url=self.base_url, max_retries=0, timeout=self.timeout_s
-            )
-            self._loop = loop
-        return self._client
+        """The running loop's client (model_access.loop_clients: each loop's own, closed there)."""
+        return self._clients.get(lambda: openai.AsyncOpenAI(
+            api_key=self.api_key(), base_url=self.base_url, max_retries=0, timeout=self.timeout_s))
+
+    async def aclose(self) -> None:
+        """Close this loop's HTTP client; call it inside the loop before `asyncio.run` returns."""
+        await self._clients.aclose()
 
     # -- calls -----------------------------------------------------------------------------
     def _request(self, messages: list[dict[str, str]], max_tokens: int | None,

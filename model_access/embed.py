@@ -23,6 +23,7 @@ from .cache import CacheBase, ResponseCache, cache_key
 from .chat import endpoint_identity
 from .errors import ConfigError
 from .gate import CallGate, CallSettings, Paid
+from .loop_clients import LoopClients
 from .retry import with_retries
 from .tokenizer import count_tokens
 from .usage import UsageLedger
@@ -64,6 +65,13 @@ class Embedder(ABC):
     def check_ready(self) -> None:
         """Raise ConfigError if the embedder cannot be used (missing key, missing package)."""
         return None
+
+    async def aclose(self) -> None:
+        """Close this loop's HTTP client (none for in-process models); call it inside the loop
+        before `asyncio.run` returns, so no pooled connection outlives its loop."""
+        clients = getattr(self, "_clients", None)
+        if clients is not None:
+            await clients.aclose()
 
     @abstractmethod
     async def _embed_batch(self, texts: list[str], input_type: str) -> tuple[np.ndarray, int]:
@@ -218,12 +226,12 @@ class OpenAICompatibleEmbedder(Embedder):
         self.dimensions = dimensions
         self.max_attempts = max_attempts
         self.server = server  # a local server spec the harness starts (serve_at)
-        self._client: Any = None
+        self._clients: LoopClients[Any] = LoopClients()  # one per event loop
 
     def serve_at(self, base_url: str) -> None:
         """The address of this embedder's local server, known once the harness has started it."""
         self.base_url = base_url
-        self._client = None
+        self._clients = LoopClients()
 
     def check_ready(self) -> None:
         if self.api_key_env and not os.environ.get(self.api_key_env):
@@ -233,16 +241,15 @@ class OpenAICompatibleEmbedder(Embedder):
     async def _embed_batch(self, texts: list[str], input_type: str) -> tuple[np.ndarray, int]:
         import openai
 
-        if self._client is None:
-            key = os.environ.get(self.api_key_env, "") if self.api_key_env else "not-needed"
-            self._client = openai.AsyncOpenAI(api_key=key, base_url=self.base_url, max_retries=0,
-                                              timeout=self.timeout_s)
+        key = os.environ.get(self.api_key_env, "") if self.api_key_env else "not-needed"
+        client = self._clients.get(lambda: openai.AsyncOpenAI(
+            api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout_s))
         kwargs: dict[str, Any] = {"model": self.model, "input": texts}
         if self.dimensions:
             kwargs["dimensions"] = self.dimensions
 
         async def call() -> Any:
-            return await self._client.embeddings.create(**kwargs)
+            return await client.embeddings.create(**kwargs)
 
         resp = await with_retries(call, what=f"embed[{self.display_name}]", max_attempts=self.max_attempts,
                                   base_s=self.backoff_base_s)
@@ -258,7 +265,7 @@ class VoyageEmbedder(Embedder):
         kw.setdefault("batch_size", 128)
         super().__init__(model, **kw)
         self.api_key_env = api_key_env
-        self._client: Any = None
+        self._clients: LoopClients[Any] = LoopClients()  # one per event loop
 
     def check_ready(self) -> None:
         if not os.environ.get(self.api_key_env):
@@ -267,11 +274,11 @@ class VoyageEmbedder(Embedder):
     async def _embed_batch(self, texts: list[str], input_type: str) -> tuple[np.ndarray, int]:
         import voyageai
 
-        if self._client is None:
-            self._client = voyageai.AsyncClient(api_key=os.environ[self.api_key_env], max_retries=0)
+        client = self._clients.get(
+            lambda: voyageai.AsyncClient(api_key=os.environ[self.api_key_env], max_retries=0))
 
         async def call() -> Any:
-            return await self._client.embed(texts, model=self.model, input_type=input_type)
+            return await client.embed(texts, model=self.model, input_type=input_type)
 
         resp = await with_retries(call, what=f"embed[{self.display_name}]")
         return np.array(resp.embeddings, dtype=np.float32), int(resp.total_tokens or 0)

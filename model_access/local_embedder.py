@@ -96,10 +96,16 @@ class SentenceTransformerEmbedder(Embedder):
         return self.dimension
 
     def input_tokens(self, text: str) -> int:
-        """Word pieces of the whole text, with the two special tokens (no truncation)."""
+        """Word pieces of the whole text, with the two special tokens (no truncation).
+
+        verbose=False: counting a text longer than the model reads is the point here (it decides
+        whether the text is split and pooled), so transformers' "longer than the specified maximum
+        sequence length ... indexing errors" warning would be a false alarm on every run.
+        """
         st = self._load()
         with self._run_lock:
-            return len(st.tokenizer(text, truncation=False, add_special_tokens=True)["input_ids"])
+            enc = st.tokenizer(text, truncation=False, add_special_tokens=True, verbose=False)
+        return len(enc["input_ids"])
 
     def count_tokens(self, texts: list[str]) -> int:
         """Word pieces the model actually reads (with special tokens, after truncation)."""
@@ -135,6 +141,9 @@ class EmbeddingEndpoint(LoopbackService):
 
     def handler_class(self) -> type[BaseHTTPRequestHandler]:
         return _make_handler(self)
+
+    def components(self) -> list[Any]:
+        return [self.embedder]
 
     def embed(self, texts: list[str], input_type: str) -> tuple[np.ndarray, int]:
         """Blocking call from a request thread: vectors and the tokens they cost (when known)."""

@@ -7,6 +7,7 @@ threads, but the framework's async clients (and their caches) must see a single 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 from collections.abc import Coroutine
@@ -72,17 +73,30 @@ class LoopbackService:
         assert self._loop is not None, "service not started"
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
 
+    def components(self) -> list[Any]:
+        """The framework components (ChatModel, Embedder) whose calls run on this service's loop."""
+        return []
+
     def close(self) -> None:
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
             self._httpd = None
         if self._loop is not None:
+            if self._loop.is_running():  # their HTTP clients close on the loop that opened them
+                with contextlib.suppress(Exception):
+                    asyncio.run_coroutine_threadsafe(self._aclose_clients(), self._loop).result(10)
             self._loop.call_soon_threadsafe(self._loop.stop)
             for t in self._threads:
                 t.join(timeout=5)
             self._loop.close()
             self._loop = None
+
+    async def _aclose_clients(self) -> None:
+        for component in self.components():
+            aclose = getattr(component, "aclose", None)
+            if aclose is not None:
+                await aclose()
 
     def __enter__(self) -> LoopbackService:
         self.start()

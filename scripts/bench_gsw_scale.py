@@ -5,10 +5,12 @@ the scripted test server (in-process thread, in-memory cache), each size in a fr
     python scripts/bench_gsw_scale.py --sizes 50 500   # other sizes (the ratio line uses the last two)
 
 Prints per size: index wall and CPU seconds, requests, time per chapter, peak RSS (the whole
-process: client, server thread and index), and retrieval time for a few questions; the last
-line is `time ratio <big>/<small> chapters: X` in process CPU time, which other jobs on a
-shared machine disturb far less than wall-clock time (printed too); linear growth means X
-close to big/small.
+process: client, server thread and index), retrieval time for a few questions, and the CPU
+seconds of the whole size process (getrusage of the children this script waited for: imports,
+server, index and retrieval, plus anything it spawned). Then the <big>/<small> ratio in wall
+seconds and in CPU seconds; the last line is `time ratio <big>/<small> chapters: X` in index
+CPU seconds, which other jobs on a shared machine disturb far less than wall-clock time;
+linear growth means X close to big/small.
 """
 
 from __future__ import annotations
@@ -53,6 +55,13 @@ def _gc_collections() -> int:
     return sum(g["collections"] for g in gc.get_stats())
 
 
+def _children_cpu() -> float:
+    """User plus system CPU seconds of the children waited for so far (theirs included): a size
+    measured in its own process is counted whole, whatever that process spawned."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def one_size(n: int, seed: int = 0) -> dict:
     from scripted_server import ScriptedServer
 
@@ -84,6 +93,8 @@ def one_size(n: int, seed: int = 0) -> dict:
             work["gc"] = _gc_collections() - g0
             for q in questions:
                 await gsw.retrieve(index, q)
+            await llm.aclose()  # on this loop, which made them (model_access/loop_clients.py)
+            await emb.aclose()
             return t1 - t0, c1 - c0, h1 - h0, (time.perf_counter() - t1) / len(questions), index
 
         work: dict[str, int] = {}
@@ -114,10 +125,13 @@ def main() -> None:
         return
     results = []
     for n in a.sizes:
+        before = _children_cpu()
         out = subprocess.run([sys.executable, __file__, "--one", str(n)], capture_output=True, text=True, cwd=ROOT)
         if out.returncode != 0:
-            sys.exit(f"size {n} failed:\n{out.stderr[-3000:]}")
+            sys.exit(f"size {n} failed (exit status {out.returncode}):\n{out.stderr[-3000:]}"
+                     f"{out.stdout[-1000:]}")
         r = json.loads(out.stdout.strip().splitlines()[-1])
+        r["process_cpu_seconds"] = round(_children_cpu() - before, 2)
         results.append(r)
         print(f"{r['chapters']:>5} chapters: index {r['index_seconds']:.2f} s wall, {r['index_cpu_seconds']:.2f} s CPU "
               f"({r['ms_per_chapter']:.2f} ms/chapter wall, "
@@ -125,12 +139,17 @@ def main() -> None:
               f"{r['operator_failed']} operator failures), retrieve {r['retrieve_ms']:.1f} ms/question, "
               f"peak RSS {r['peak_rss_mb']:.1f} MB; client-thread CPU {r['client_thread_cpu_seconds']:.2f} s; "
               f"wall ms/chapter in the first quarter {r['ms_per_chapter_first_quarter']:.1f}, "
-              f"last quarter {r['ms_per_chapter_last_quarter']:.1f}", flush=True)
+              f"last quarter {r['ms_per_chapter_last_quarter']:.1f}; "
+              f"size process {r['process_cpu_seconds']:.2f} s CPU (with anything it spawned)", flush=True)
     small, big = results[-2], results[-1]
     label = f"{big['chapters']}/{small['chapters']} chapters"
     print(f"wall-clock ratio {label}: {big['index_seconds'] / small['index_seconds']:.2f} "
-          f"(sensitive to other load on a shared machine; the ratio below is process CPU time: client, "
-          f"scripted server thread and index together)")
+          f"(sensitive to other load on a shared machine; the ratios below are CPU seconds)")
+    print(f"CPU-seconds ratio {label}: index {big['index_cpu_seconds'] / small['index_cpu_seconds']:.2f} "
+          f"({small['index_cpu_seconds']:.2f} -> {big['index_cpu_seconds']:.2f} s: client, scripted server "
+          f"thread and index), whole size process "
+          f"{big['process_cpu_seconds'] / max(small['process_cpu_seconds'], 1e-9):.2f} "
+          f"({small['process_cpu_seconds']:.2f} -> {big['process_cpu_seconds']:.2f} s)")
     print(f"allocation-work ratio {label}: {big['gc_collections'] / max(1, small['gc_collections']):.2f} "
           f"(garbage-collector runs, {small['gc_collections']} -> {big['gc_collections']}: insensitive to other load)")
     print(f"time ratio {label}: {big['index_cpu_seconds'] / small['index_cpu_seconds']:.2f}")

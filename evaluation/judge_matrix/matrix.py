@@ -195,5 +195,9 @@ async def build(runs: list[RunInput], judge: Any, concurrency: int = 4,
     """Every run re-judged on the questions all of them answered (every `every`-th of those, in
     question order: a slow local judge's sample, the same questions for every run)."""
     ids = common_ids(runs)[::max(1, every)]
-    per_question = [await rejudge(r, ids, judge, concurrency, criteria) for r in runs]
+    try:
+        per_question = [await rejudge(r, ids, judge, concurrency, criteria) for r in runs]
+    finally:
+        if judge is not None:
+            await judge.aclose()  # inside the loop that made its client (model_access.loop_clients)
     return ids, per_question

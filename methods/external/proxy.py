@@ -30,6 +30,7 @@ import numpy as np
 
 from model_access.chat import ChatModel
 from model_access.embed import Embedder
+from model_access.loop_clients import LoopClients
 from model_access.loopback import JsonHandler, LoopbackService
 from model_access.usage import current_stage
 
@@ -42,9 +43,8 @@ def _private_copy(component: Any) -> Any:
     """Same gate (cache, ledger, run settings; its concurrency slots are per event loop); its own
     client bound to the proxy's event loop."""
     clone = copy.copy(component)
-    for attr in ("_client", "_loop"):
-        if hasattr(clone, attr):
-            setattr(clone, attr, None)
+    if hasattr(clone, "_clients"):
+        clone._clients = LoopClients()
     return clone
 
 
@@ -91,6 +91,9 @@ class ModelProxy(LoopbackService):
 
     def handler_class(self) -> type[BaseHTTPRequestHandler]:
         return _make_handler(self)
+
+    def components(self) -> list[Any]:
+        return [self.chat, self.embedder]
 
     def bump(self, key: str) -> None:
         with self._counts_lock:
