@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from datasets.types import Dataset, Question
+from model_access.errors import ModelCallError
 
 from ..agreement import cohen_kappa
 from ..labels import META, category_lines, labelled_questions
@@ -98,9 +99,12 @@ async def run_judge(cases: list[Case], judge: Any, universe: Universe, concurren
     async def one(c: Case) -> None:
         async with sem:
             q, answer = c.question, c.label["answer"]
-            one_pass = await judge_one(judge, q.text, list(q.gold), answer, c.chapter_text, version)
-            two = one_pass if c.chapter_text is not None else await judge_two_pass(
-                judge, q.text, list(q.gold), answer, version)
+            try:
+                one_pass = await judge_one(judge, q.text, list(q.gold), answer, c.chapter_text, version)
+                two = one_pass if c.chapter_text is not None else await judge_two_pass(
+                    judge, q.text, list(q.gold), answer, version)
+            except ModelCallError as exc:  # e.g. --replay of a call not in the cache: a counted failure
+                one_pass = two = {"judge_error": str(exc)}
         for name, raw in (("raw", one_pass), ("two_pass", two)):
             if "judge_error" in raw:
                 c.results[name] = c.results[f"{name}_grounded" if name == "two_pass" else "grounded"] = None
