@@ -28,7 +28,7 @@ def rows(path: Path) -> list[list[str]]:
     d = json.loads(path.read_text(encoding="utf-8"))
     judge = str(d.get("judge", "?")).split(" (conf")[0]
     label_set = d.get("dataset", "epbench")
-    grounding = d.get("grounding_version") or "?"
+    grounding = d.get("grounding_version") or "–"
     timing = d.get("timing") or {}
     per_call = timing.get("seconds_per_fresh_call")
     speed = _f(per_call, 1) if per_call else ("cached" if timing else "–")
