@@ -34,6 +34,8 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from model_access.errors import ConfigError
+
 from ..conversations.locomo import CATEGORY_5_BY_JUDGE, JUDGE_PROMPTS
 
 RUN_FORMAT = 2
@@ -218,7 +220,8 @@ def recorded_facts(run: Path, meta: dict[str, Any], run_ids: set[str],
     """The dataset facts the score stage reads (datasets/facts.py): meta.json's own from format
     2 on; for an older run, computed from the benchmark data its saved loader reads (at
     `data_dir` when given, else the saved path if it exists, else $MEMEVAL_DATA). A population
-    behind a named subset or a gold-unit bound (harness filters) is not recomputed: None."""
+    behind a named subset or a gold-unit bound (harness filters) is not recomputed: None; nor are
+    facts whose benchmark data is not on this machine (the tables then say they are unknown)."""
     if artifacts_format(meta) >= 2:
         return {"population": meta.get("population"), "gold_audit": meta.get("gold_audit")}
     from datasets.facts import dataset_facts
@@ -230,7 +233,10 @@ def recorded_facts(run: Path, meta: dict[str, Any], run_ids: set[str],
     saved = loader.get("data_dir")
     if data_dir is not None or (saved is not None and not Path(str(saved)).exists()):
         loader["data_dir"] = str(data_dir or os.environ.get("MEMEVAL_DATA") or saved)
-    dataset = _load_dataset(json.dumps(loader, sort_keys=True))
+    try:
+        dataset = _load_dataset(json.dumps(loader, sort_keys=True))
+    except (ConfigError, FileNotFoundError):  # no benchmark data here (a bundle read elsewhere):
+        return {"population": None, "gold_audit": None}  # the blocks then say the facts are unknown
     subset = cfg.get("subset") or {}
     filtered = bool(subset.get("name")) or subset.get("within_units") is not None
     return dataset_facts(dataset, None if filtered else dataset.questions, run_ids)
