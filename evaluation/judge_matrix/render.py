@@ -18,19 +18,20 @@ def sample(matrix: dict[str, Any]) -> str:
             "answered, in question order)")
 
 
+def cell(matrix: dict[str, Any], run: dict[str, Any], criterion: str) -> str:
+    """One run's score under one criterion, its rank in brackets and its judge failures."""
+    score, failed = run["scores"][criterion], run["judge_failed"][criterion]
+    rank = matrix["ranking"][criterion].index(run["method"]) + 1
+    return ("–" if score is None else f"{fmt(score)} ({rank})") + (f" [{failed} failed]" if failed else "")
+
+
 def table(matrix: dict[str, Any]) -> str:
     """Score per method per criterion (rank in brackets), then Kendall's tau between criteria."""
     crit = list(matrix["criteria"])
     lines = [f"Judge-sensitivity matrix: {matrix['dataset']}, {sample(matrix)}; judge: {matrix['judge']}", "",
              "| method | " + " | ".join(crit) + " |", "|---|" + "---|" * len(crit)]
     for run in matrix["runs"]:
-        cells = []
-        for c in crit:
-            rank = matrix["ranking"][c].index(run["method"]) + 1
-            failed = run["judge_failed"][c]
-            shown = "–" if run["scores"][c] is None else f"{fmt(run['scores'][c])} ({rank})"
-            cells.append(shown + (f" [{failed} failed]" if failed else ""))
-        lines.append(f"| {run['method']} | " + " | ".join(cells) + " |")
+        lines.append(f"| {run['method']} | " + " | ".join(cell(matrix, run, c) for c in crit) + " |")
     lines += ["", "Kendall's tau between the criteria's method rankings:", "",
               "| | " + " | ".join(crit) + " |", "|---|" + "---|" * len(crit)]
     for a in crit:

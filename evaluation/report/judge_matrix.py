@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..judge_matrix.render import figure, sample
+from ..judge_matrix.render import cell, figure, sample
 from ..protocol import fmt
 from ..runs.scored import ReportError, Run
 from .tables import HEALTH, HEALTH_NOTE, Table
@@ -33,22 +33,17 @@ def covers(matrix: dict[str, Any], runs: list[Run]) -> bool:
 
 def matrix_tables(matrix: dict[str, Any], runs: list[Run]) -> list[Table]:
     crit = list(matrix["criteria"])
-    rows = []
     by_name = {x.path.name: x for x in runs}
+    judged = {Path(r["run"]).name for r in matrix["runs"]}
+    rows = []
     for r in matrix["runs"]:
-        cells = []
-        for c in crit:
-            score = r["scores"][c]
-            rank = matrix["ranking"][c].index(r["method"]) + 1
-            failed = r["judge_failed"][c]
-            cells.append(("–" if score is None else f"{fmt(score)} ({rank})") + (f" [{failed} failed]" if failed else ""))
         run = by_name.get(Path(r["run"]).name)
-        rows.append([r["method"], *cells, run.health_cell if run is not None else "not in this report"])
-    names = {x.path.name for x in runs}
-    missing = sorted(x.label for x in runs if x.path.name not in {Path(r["run"]).name for r in matrix["runs"]})
+        rows.append([r["method"], *(cell(matrix, r, c) for c in crit),
+                     run.health_cell if run is not None else "not in this report"])
+    missing = sorted(x.label for x in runs if x.path.name not in judged)
     prov = [f"judge: {matrix['judge']}; prompts: {matrix.get('prompt_version', '?')}; "
             f"{sample(matrix)}",
-            f"runs: {sum(Path(r['run']).name in names for r in matrix['runs'])} of this section's {len(runs)}"
+            f"runs: {len(judged & by_name.keys())} of this section's {len(runs)}"
             + (f" (not re-judged: {', '.join(missing)})" if missing else "")]
     notes = ["Each cell: the method's mean per-question score under that criterion over the shared questions "
              "(adversarial and unanswerable ones included; EpBench: item F1), its rank in brackets; a judge "
