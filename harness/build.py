@@ -23,7 +23,7 @@ from model_access.gate import CallSettings
 from model_access.usage import Price, UsageLedger
 
 from .replay import active_replay
-from .subset import NAMED, named_subset, stratified_subset, within_units
+from .subset import NAMED, first_units, named_subset, stratified_subset, within_units
 
 
 @dataclass
@@ -42,6 +42,7 @@ class Components:
     index_root: Path
     subset_label: str
     pool: list[Question] = field(default_factory=list)  # what the subset was drawn from (its population)
+    index_units: int | None = None  # subset.index_units: every corpus cut to its first N units
 
     async def aclose_clients(self) -> None:
         """Close the models' HTTP clients made on the running loop; await it in that loop before
@@ -101,6 +102,10 @@ def _filtered(cfg: DictConfig, dataset: Dataset) -> tuple[list[Question], list[s
             raise ConfigError(f"subset.name={name} keeps no question of {dataset.name} ({NAMED[str(name)][0]}).")
         labels.append(f"subset {name}: {NAMED[str(name)][0]}")
     n_units = cfg.subset.get("within_units")
+    n_index = cfg.subset.get("index_units")
+    if n_index is not None:  # an index of the first N units answers only questions within them
+        n_units = int(n_index) if n_units is None else min(int(n_units), int(n_index))
+        labels.append(f"each corpus indexed to its first {int(n_index)} units")
     if n_units is not None:
         pool = within_units(dataset, pool, int(n_units))
         labels.append(f"gold units within the first {int(n_units)}")
@@ -125,6 +130,11 @@ def build(cfg: DictConfig, check: bool = True, dry: Any = None) -> Components:
     """
     upgraded = upgrade_config(cfg)  # a saved config's missing keys mean what they meant then
     dataset: Dataset = instantiate(cfg.dataset.loader).load()
+    if cfg.subset.get("index_units") is not None:
+        try:
+            dataset = first_units(dataset, int(cfg.subset.index_units))
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
     protocol: Protocol = instantiate(upgraded.dataset.protocol)
     pool, filters = _filtered(cfg, dataset)
     questions = stratified_subset(pool, cfg.subset.n, dataset.strata_key, cfg.subset.seed,
@@ -156,4 +166,5 @@ def build(cfg: DictConfig, check: bool = True, dry: Any = None) -> Components:
     if filters:
         subset_label += f"; {'; '.join(filters)}"
     return Components(dataset, questions, protocol, _cap(cfg, dataset), llm, judge, embedder, ledger,
-                      cache, upgraded.method, run_dir, Path(cfg.index_root), subset_label, pool)
+                      cache, upgraded.method, run_dir, Path(cfg.index_root), subset_label, pool,
+                      None if cfg.subset.get("index_units") is None else int(cfg.subset.index_units))

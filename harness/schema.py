@@ -28,6 +28,7 @@ class SubsetConfig:
     ids: list[str] | None = None
     name: str | None = None  # a named subset (harness/subset.py NAMED), e.g. table13
     within_units: int | None = None  # only questions whose gold units are all in the first N units
+    index_units: int | None = None  # index only each corpus' first N units (questions: gold within them)
 
 
 @dataclass

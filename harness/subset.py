@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable
 
@@ -35,6 +36,18 @@ def within_units(dataset: Dataset, questions: list[Question], n: int) -> list[Qu
         if set(q.gold_units) <= firsts[q.corpus_id]:
             keep.append(q)
     return keep
+
+
+def first_units(dataset: Dataset, n: int) -> Dataset:
+    """The dataset with every corpus cut to its first n units (by position): one setting
+    (`subset.index_units`) that bounds what every method indexes, for cheap real-model runs and
+    index-health probes. The questions are left to `within_units`, which the harness applies
+    with the same n so that no question asks about a unit the index never saw."""
+    if n < 1:
+        raise ValueError(f"subset.index_units must be at least 1, not {n}")
+    corpora = {cid: dataclasses.replace(c, units=tuple(sorted(c.units, key=lambda u: u.position)[:n]))
+               for cid, c in dataset.corpora.items()}
+    return dataclasses.replace(dataset, corpora=corpora)
 
 
 def stratified_subset(questions: list[Question], n: int | None, key: str, seed: int = 0,

@@ -58,3 +58,32 @@ def test_within_units_keeps_questions_answerable_from_the_first_chapters(data_di
     assert any(q.gold_units for q in pool)
     # unset filters do not change the identity (run folder names) of earlier runs
     assert "name" not in identity(_cfg(data_dir, "dataset=epbench20"))["subset"]
+
+
+def test_index_units_cuts_every_corpus_and_keeps_only_questions_within(data_dir: Path, scripted, tmp_path: Path) -> None:  # noqa: ANN001
+    """subset.index_units=N: every method indexes N units, is asked only about them, and its
+    index folder is not the full corpus' (a 3-chapter index must never answer for 19)."""
+    import json
+
+    from conftest import run_cli, scripted_overrides
+
+    base = [*scripted_overrides(scripted, tmp_path, data_dir), "method=embedding_rag", "dataset=epbench20",
+            "subset.n=4"]
+    cut = run_cli([*base, "subset.index_units=3"])
+    assert cut.returncode == 0, cut.stderr[-2000:]
+    full = run_cli(base)
+    assert full.returncode == 0, full.stderr[-2000:]
+    runs = {p.parent.name: p.parent for p in (tmp_path / "runs" / "epbench20").glob("*/index.json")}
+    assert len(runs) == 2
+    info = {n: json.loads((r / "index.json").read_text()) for n, r in runs.items()}
+    units = sorted(i["corpora"][0]["units"] for i in info.values())
+    assert units == [3, 19]
+    assert len({i["index_folder"] for i in info.values()}) == 2
+    cut_run = next(r for n, r in runs.items() if info[n]["corpora"][0]["units"] == 3)
+    cfg = _cfg(data_dir, "dataset=epbench20")
+    dataset = instantiate(cfg.dataset.loader).load()
+    first = {u.id for u in next(iter(dataset.corpora.values())).units[:3]}
+    asked = [json.loads(line) for line in (cut_run / "predictions.jsonl").read_text().splitlines()]
+    gold = {q.id: set(q.gold_units) for q in dataset.questions}
+    assert asked and all(gold[p["question_id"]] <= first for p in asked)
+    assert "first 3 units" in (cut_run / "meta.json").read_text()
