@@ -19,6 +19,20 @@ if [ ! -x "$TOOLS/bin/uv" ]; then
   "$TOOLS/bin/python" -m pip install -q "uv==$UV_VERSION"
 fi
 UV="$TOOLS/bin/uv"
+# A baseline package's own environment (methods/external/envs.py): `bash scripts/lock_env.sh
+# baseline NAME` resolves methods/external/locks/NAME.in (the package's top-level pins) into
+# NAME.txt, every distribution with its hashes, for the Python of the framework's venv; the
+# framework locks are left alone. The EnvSpec's fingerprint covers NAME.txt, so a new lock is a
+# fresh environment.
+if [ "${1:-}" = "baseline" ]; then
+  NAME="${2:?usage: bash scripts/lock_env.sh baseline NAME}"
+  IN="methods/external/locks/$NAME.in"
+  [ -f "$IN" ] || { echo "no $IN" >&2; exit 1; }
+  "$UV" pip compile "$IN" --python-version 3.11 --python-platform x86_64-manylinux_2_28 --generate-hashes \
+    --custom-compile-command "bash scripts/lock_env.sh baseline $NAME" "${@:3}" -o "methods/external/locks/$NAME.txt"
+  echo "locked: $(grep -c '^[a-z0-9]' "methods/external/locks/$NAME.txt") packages ($NAME)"
+  exit 0
+fi
 FIND_LINKS=()
 for dir in ${PIP_FIND_LINKS:-} $(python3 -m pip config get global.find-links 2>/dev/null || true); do
   [ -d "$dir" ] && FIND_LINKS+=(--find-links "$dir")
