@@ -168,9 +168,11 @@ class ExternalMethod(MemoryMethod):
             shutil.rmtree(folder)
         folder.mkdir(parents=True, exist_ok=True)
         url = self._proxy_url()
+        egress_log = store.path("egress.jsonl")  # what the egress guard refused (workers/egress_guard/)
         worker = WorkerClient(
             self.env_name, envs.env_python(env_path), WORKERS / envs.SPECS[self.env_name].worker,
-            envs.worker_env(env_path, {}), cwd=store.path("cwd"), log_path=store.path("worker.log"))
+            envs.worker_env(env_path, {}, egress_log=egress_log), cwd=store.path("cwd"),
+            log_path=store.path("worker.log"))
         self._workers.append(worker)
         opened = await self._job(worker, "open", {
             "index_dir": str(folder), "settings": self.settings(),
@@ -179,11 +181,13 @@ class ExternalMethod(MemoryMethod):
         if done and done.get("corpus") == fingerprint:
             reply = await self._job(worker, "load", {"units": unit_payload(corpus)}, 600)
             info = {**done, "reused": True, "load_seconds": reply.get("seconds")}
+            info["egress_refused"] = len(envs.egress_attempts(egress_log))
         else:
             reply = await self._job(worker, "index", {"units": unit_payload(corpus)}, self.index_timeout_s)
             info = {"corpus": fingerprint, "units": len(corpus.units), "seconds": reply.get("seconds"),
                     "package": opened["result"], "index": reply["result"],
-                    "sampling_requested": reply["sampling_requested"]}
+                    "sampling_requested": reply["sampling_requested"],
+                    "egress_refused": len(envs.egress_attempts(egress_log))}
             store.save_json(DONE, info)
             info = {**info, "reused": False}
         return WorkerIndex(corpus, worker, info)

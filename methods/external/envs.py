@@ -26,6 +26,8 @@ from typing import Any
 
 HERE = Path(__file__).parent
 LOCKS = HERE / "locks"
+# workers/egress_guard/sitecustomize.py: on every worker's PYTHONPATH (see its docstring)
+EGRESS_GUARD = HERE / "workers" / "egress_guard"
 MARKER = ".memeval_env.json"
 
 # HippoRAG imports vllm at module level but never uses it with API models; this stand-in makes
@@ -75,6 +77,7 @@ SPECS: dict[str, EnvSpec] = {
                          no_deps=("hipporag==2.0.0a4", "gritlm==1.0.2"),
                          standins={"vllm": VLLM_STANDIN}, worker="hipporag2_worker.py",
                          probe="hipporag"),
+    "mem0": EnvSpec("mem0", "mem0.txt", worker="mem0_worker.py", probe="mem0"),
 }
 
 
@@ -200,12 +203,14 @@ def offline_tiktoken_dir() -> Path:
     return install_offline_encoding("o200k_base")
 
 
-def worker_env(path: Path, extra: dict[str, str]) -> dict[str, str]:
+def worker_env(path: Path, extra: dict[str, str], egress_log: Path | None = None) -> dict[str, str]:
     """A clean environment: nothing inherited that a package might read as a setting.
 
     The packages read many defaults from environment variables (LightRAG: TOP_K, MAX_ASYNC, ...;
     GraphRAG: GRAPHRAG_*; litellm: proxies and price-map fetching), so workers start from an
     empty environment plus the offline switches and whatever the caller passes explicitly.
+    Every worker runs under the egress guard (workers/egress_guard/): loopback only, and each
+    refused attempt is appended to `egress_log` when given.
     """
     home = path / "home"
     home.mkdir(exist_ok=True)
@@ -226,6 +231,7 @@ def worker_env(path: Path, extra: dict[str, str]) -> dict[str, str]:
         "LITELLM_TELEMETRY": "False",
         "DO_NOT_TRACK": "1",
         "ANONYMIZED_TELEMETRY": "False",
+        "MEM0_TELEMETRY": "False",  # mem0: no PostHog events, no notice config fetched from the web
         "TIKTOKEN_CACHE_DIR": str(offline_tiktoken_dir()),
         "OPENAI_API_KEY": "sk-memeval-local-proxy",  # the packages insist on one; the proxy ignores it
         "NO_PROXY": "127.0.0.1,localhost",
@@ -233,5 +239,21 @@ def worker_env(path: Path, extra: dict[str, str]) -> dict[str, str]:
         "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2"),
         "TOKENIZERS_PARALLELISM": "false",
     }
+    env["PYTHONPATH"] = str(EGRESS_GUARD)
+    if egress_log is not None:
+        env["MEMEVAL_EGRESS_LOG"] = str(egress_log)
     env.update(extra)
     return env
+
+
+def egress_attempts(log: Path) -> list[dict[str, Any]]:
+    """The connections the egress guard refused, as recorded in `log` (none: empty list)."""
+    try:
+        lines = log.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        with contextlib.suppress(ValueError):
+            out.append(json.loads(line))
+    return out
