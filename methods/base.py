@@ -76,6 +76,8 @@ class IndexCounters:
       clauses (methods.output_guard.name_problem), with a few `name_samples`;
     - `example_copies`: stored values equal to the extraction prompt's invented examples that
       their passage does not contain (what an output guard would have dropped);
+    - `values`: how many stored values the copy count was taken over, where they are not the
+      names (mem0 stores sentences: its memories); 0 = the names;
     - `extra`: figures of the method's own; `extra["fusion"]` ({judged, merged, contradicting,
       contradicting_reasons}) is read by the merge checks.
     """
@@ -87,6 +89,7 @@ class IndexCounters:
     names_not_noun_phrase: int = 0
     name_samples: list[str] = field(default_factory=list)
     example_copies: int = 0
+    values: int = 0
     copy_samples: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -18,7 +18,8 @@ SCOPE = "index"
 
 def _sum(corpora: list[dict[str, Any]]) -> dict[str, Any]:
     total: dict[str, Any] = {"units": 0, "empty": {}, "at_least": set(), "names": 0, "names_not_noun_phrase": 0,
-                             "name_samples": [], "example_copies": 0, "copy_samples": [], "fusion": None}
+                             "name_samples": [], "example_copies": 0, "copy_samples": [], "fusion": None,
+                             "values": 0}
     for c in corpora:
         total["units"] += int(c.get("units", 0))
         for key, (n_empty, n_units) in (c.get("empty") or {}).items():
@@ -27,6 +28,7 @@ def _sum(corpora: list[dict[str, Any]]) -> dict[str, Any]:
         total["at_least"] |= set(c.get("at_least") or [])
         for key in ("names", "names_not_noun_phrase", "example_copies"):
             total[key] += int(c.get(key, 0))
+        total["values"] += int(c.get("values") or c.get("names", 0))  # values the copies were counted over
         total["name_samples"] += list(c.get("name_samples") or [])
         total["copy_samples"] += list(c.get("copy_samples") or [])
         fusion = (c.get("extra") or {}).get("fusion")
@@ -72,10 +74,11 @@ def index_checks(index: dict[str, Any] | None, th: dict[str, Any]) -> list[Check
                          (f", e.g. {'; '.join(t['name_samples'][:3])}" if t["name_samples"] else "")))
     else:
         out.append(not_measured("names_not_noun_phrase", SCOPE, th["not_noun_phrase"], "no names readable"))
-    if t["names"]:
-        out.append(check("example_copies", SCOPE, share(t["example_copies"], t["names"]), th["example_copies"],
+    if t["values"]:
+        counted = f"{t['names']} names" if t["values"] == t["names"] else f"{t['values']} stored values"
+        out.append(check("example_copies", SCOPE, share(t["example_copies"], t["values"]), th["example_copies"],
                          f"{t['example_copies']} stored values copy the extraction prompt's examples "
-                         f"({t['names']} names)" +
+                         f"({counted})" +
                          (f", e.g. {', '.join(repr(s) for s in t['copy_samples'][:3])}" if t["copy_samples"] else "")))
     else:
         out.append(not_measured("example_copies", SCOPE, th["example_copies"], "no stored values readable"))

@@ -95,6 +95,10 @@ class ExternalMethod(MemoryMethod):
         """The package settings sent to the worker (the paper's Tables 7-9)."""
         return {}
 
+    def index_payload(self, corpus: Corpus) -> dict[str, Any]:
+        """What the worker's `index` and `load` jobs receive: the units (mem0: its planned adds)."""
+        return {"units": unit_payload(corpus)}
+
     def params(self) -> dict[str, Any]:
         return {"package_env": f"{self.env_name}-{envs.SPECS[self.env_name].fingerprint()}",
                 "chat_alias": self.chat_alias, "embedding_alias": self.embedding_alias,
@@ -179,11 +183,11 @@ class ExternalMethod(MemoryMethod):
             "llm": {"base_url": url, "model": self.chat_alias},
             "embedding": {"base_url": url, "model": self.embedding_alias}}, 600)
         if done and done.get("corpus") == fingerprint:
-            reply = await self._job(worker, "load", {"units": unit_payload(corpus)}, 600)
+            reply = await self._job(worker, "load", self.index_payload(corpus), 600)
             info = {**done, "reused": True, "load_seconds": reply.get("seconds")}
             info["egress_refused"] = len(envs.egress_attempts(egress_log))
         else:
-            reply = await self._job(worker, "index", {"units": unit_payload(corpus)}, self.index_timeout_s)
+            reply = await self._job(worker, "index", self.index_payload(corpus), self.index_timeout_s)
             info = {"corpus": fingerprint, "units": len(corpus.units), "seconds": reply.get("seconds"),
                     "package": opened["result"], "index": reply["result"],
                     "sampling_requested": reply["sampling_requested"],

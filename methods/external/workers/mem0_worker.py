@@ -1,0 +1,179 @@
+"""mem0 (mem0ai 2.2.1, open-source `Memory`) worker: add each unit's messages in order, then search.
+
+Runs inside the mem0 environment (standard library + that env only), under the egress guard.
+The framework (methods/external/mem0.py) decides what each `add` holds (one per session or
+chapter, or mem0's LoCoMo recipe: two messages per add from each speaker's view) and caps and
+formats what `search` returns; this worker only drives the package:
+- chat through `llm.provider: openai` with `openai_base_url` = the framework's proxy, embeddings
+  through the same proxy (`embedder.provider: openai`), so every call is cached and counted;
+- Qdrant in local mode (`path`, embedded, no server) and the SQLite history, both in the index
+  folder; `embedding_model_dims` = what the proxy's embedder returns;
+- the unit's date: mem0's OSS `add` builds its extraction prompt with the builder's
+  `timestamp` (the prompt's "Observation Date") and `current_date` left unset, so both become the
+  day the code runs: the unit's date never reaches the model, and the prompt (hence the cache
+  key) changes every day. The worker wraps the builder that `mem0.memory.main` calls to pass the
+  unit's date as both ("unknown" for an undated unit), the builder's own parameters, nothing else.
+Each memory's metadata names its unit and view (`unit`, `view`, `timestamp`): mem0 2.2.1's add is
+ADD-only (no update or delete merges memories), so every memory comes from exactly one add.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from _serve import log, serve
+
+STATE: dict[str, Any] = {"date": "unknown"}
+KEY = "sk-memeval-local-proxy"
+COLLECTION = "memeval"
+LIST_LIMIT = 1_000_000  # get_all's top_k: every memory of a view
+
+
+def embedding_dimension(base_url: str, model: str) -> int:
+    req = urllib.request.Request(base_url.rstrip("/") + "/embeddings", method="POST",
+                                 data=json.dumps({"model": model, "input": ["dimension probe"]}).encode(),
+                                 headers={"Content-Type": "application/json", "Authorization": f"Bearer {KEY}"})
+    with urllib.request.urlopen(req, timeout=600) as resp:
+        return len(json.loads(resp.read())["data"][0]["embedding"])
+
+
+def _install_dates() -> None:
+    """Give mem0's extraction prompt the unit's date (see the module docstring)."""
+    import mem0.memory.main as main
+
+    original = main.generate_additive_extraction_prompt
+
+    @functools.wraps(original)
+    def dated(*args: Any, **kwargs: Any) -> str:
+        kwargs.setdefault("timestamp", STATE["date"])
+        kwargs.setdefault("current_date", STATE["date"])
+        return original(*args, **kwargs)
+
+    main.generate_additive_extraction_prompt = dated
+
+
+def _optional(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+def op_open(p: dict[str, Any]) -> dict[str, Any]:
+    from importlib.metadata import version
+
+    from mem0 import Memory
+
+    s, llm, emb = p["settings"], p["llm"], p["embedding"]
+    root = Path(p["index_dir"])
+    dim = embedding_dimension(emb["base_url"], emb["model"])
+    llm_config: dict[str, Any] = {"model": llm["model"], "openai_base_url": llm["base_url"], "api_key": KEY}
+    for key in ("temperature", "max_tokens", "top_p"):  # None: the package's default
+        if s.get(key) is not None:
+            llm_config[key] = s[key]
+    config = {
+        "llm": {"provider": "openai", "config": llm_config},
+        "embedder": {"provider": "openai", "config": {"model": emb["model"], "openai_base_url": emb["base_url"],
+                                                      "api_key": KEY, "embedding_dims": dim}},
+        "vector_store": {"provider": "qdrant", "config": {"collection_name": COLLECTION, "path": str(root / "qdrant"),
+                                                          "embedding_model_dims": dim, "on_disk": True}},
+        "history_db_path": str(root / "history.db"),
+        "custom_instructions": s.get("custom_instructions"),
+    }
+    memory = Memory.from_config(config)
+    _install_dates()
+    STATE.update(memory=memory, settings=s, root=root)
+    cfg = memory.llm.config
+    return {"mem0ai": version("mem0ai"), "embedding_dim": dim, "vector_store": "qdrant (local, path)",
+            "history": "sqlite", "llm": {"temperature": cfg.temperature, "max_tokens": cfg.max_tokens,
+                                         "top_p": cfg.top_p},
+            # what mem0 2.2.1 scores with: BM25 needs fastembed, entity boosts need spaCy (+ en_core_web_sm)
+            "hybrid": {"bm25_keyword": _optional("fastembed"), "entity_boost": _optional("spacy")},
+            "egress_guard": _guard_active()}
+
+
+def _guard_active() -> bool:
+    """Whether the harness's egress guard (workers/egress_guard/sitecustomize.py) is installed."""
+    try:
+        import sitecustomize
+    except ImportError:
+        return False
+    return bool(getattr(sitecustomize, "GUARD_ACTIVE", False))
+
+
+def op_index(p: dict[str, Any]) -> dict[str, Any]:
+    memory = STATE["memory"]
+    per_unit: dict[str, dict[str, int]] = {}
+    t0 = time.perf_counter()
+    for add in p["adds"]:
+        STATE["date"] = add.get("observation_date") or "unknown"
+        meta = {"unit": add["unit"], "view": add["user_id"], "timestamp": add.get("timestamp") or ""}
+        result = memory.add(add["messages"], user_id=add["user_id"], metadata=meta)
+        row = per_unit.setdefault(add["unit"], {"adds": 0, "messages": 0, "memories": 0})
+        row["adds"] += 1
+        row["messages"] += len(add["messages"])
+        row["memories"] += sum(1 for r in (result or {}).get("results", []) if r.get("event") == "ADD")
+    seconds = round(time.perf_counter() - t0, 2)
+    texts: dict[str, str] = {}
+    for add in p["adds"]:  # what mem0 read of each unit (its first view), for the health counters
+        if add["user_id"] == p["adds"][0]["user_id"]:
+            texts[add["unit"]] = (texts.get(add["unit"], "") + "\n" + "\n".join(m["content"] for m in add["messages"])).strip()
+    dump = _dump(p.get("views") or sorted({a["user_id"] for a in p["adds"]}), p.get("units") or list(per_unit), texts)
+    return {"seconds": seconds, "adds": len(p["adds"]), "per_unit": per_unit,
+            "memories": len(dump["memories"]), "views": dump["views"]}
+
+
+def _dump(views: list[str], units: list[str], texts: dict[str, str]) -> dict[str, Any]:
+    """Every stored memory with its unit, in package/memories.json (read by the health counters)."""
+    memory = STATE["memory"]
+    rows = []
+    for view in views:
+        for m in memory.get_all(filters={"user_id": view}, top_k=LIST_LIMIT).get("results", []):
+            meta = m.get("metadata") or {}
+            rows.append({"id": m["id"], "view": view, "unit": meta.get("unit"), "timestamp": meta.get("timestamp"),
+                         "memory": m.get("memory", "")})
+    rows.sort(key=lambda r: (units.index(r["unit"]) if r["unit"] in units else len(units), r["view"], r["id"]))
+    dump = {"units": units, "views": views, "memories": rows, "unit_texts": texts}
+    (STATE["root"] / "memories.json").write_text(json.dumps(dump, ensure_ascii=False, indent=1), encoding="utf-8")
+    return dump
+
+
+def op_load(p: dict[str, Any]) -> dict[str, Any]:
+    memory = STATE["memory"]
+    counts = {v: len(memory.get_all(filters={"user_id": v}, top_k=LIST_LIMIT).get("results", []))
+              for v in p.get("views") or []}
+    dumped = json.loads((STATE["root"] / "memories.json").read_text(encoding="utf-8"))
+    if sum(counts.values()) != len(dumped["memories"]):
+        raise RuntimeError(f"mem0 store holds {sum(counts.values())} memories, memories.json {len(dumped['memories'])}: "
+                           "the index is incomplete; rebuild it")
+    return {"memories": sum(counts.values()), "views": counts}
+
+
+def op_search(p: dict[str, Any]) -> dict[str, Any]:
+    """mem0's own search, once per view (top_k each); no model call but the query's embedding."""
+    memory = STATE["memory"]
+    hits = []
+    t0 = time.perf_counter()
+    for view in p["views"]:
+        found = memory.search(p["question"], filters={"user_id": view}, top_k=int(p["top_k"])).get("results", [])
+        for rank, m in enumerate(found):
+            meta = m.get("metadata") or {}
+            hits.append({"view": view, "rank": rank, "id": m["id"], "memory": m.get("memory", ""),
+                         "score": m.get("score"), "unit": meta.get("unit"), "timestamp": meta.get("timestamp")})
+    return {"hits": hits, "timings": {"search_s": round(time.perf_counter() - t0, 3)}}
+
+
+def op_close(p: dict[str, Any]) -> dict[str, Any]:
+    memory = STATE.get("memory")
+    if memory is not None:
+        memory.close()
+    return {}
+
+
+if __name__ == "__main__":
+    log("mem0 worker starting")
+    serve({"open": op_open, "index": op_index, "load": op_load, "search": op_search, "close": op_close})
