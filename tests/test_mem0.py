@@ -5,6 +5,7 @@ on (skipped, with the setup command, when the mem0 environment is missing)."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -174,6 +175,12 @@ def test_mem0_end_to_end_locomo_rerun_free_and_no_egress(scripted, tmp_path, dat
     assert second.returncode == 0, second.stderr[-4000:]
     assert scripted.count() == calls, json.dumps(scripted.requests[calls:], default=str)[:2000]
     assert "new model calls this invocation: 0" in second.stdout
+
+    shutil.rmtree(store)  # a lost index is rebuilt from the cache alone, into the same contexts
+    third = run_cli(args, timeout=1200)
+    assert third.returncode == 0, third.stderr[-4000:]
+    assert scripted.count() == calls, json.dumps(scripted.requests[calls:], default=str)[:2000]
+    assert [p["context_text"] for p in _lines(run / "predictions.jsonl")] == [p["context_text"] for p in preds]
 
 
 def test_mem0_vendor_recipe_each_speaker_top_10(scripted, tmp_path, data_dir) -> None:

@@ -86,7 +86,7 @@ def op_open(p: dict[str, Any]) -> dict[str, Any]:
     }
     memory = Memory.from_config(config)
     _install_dates()
-    STATE.update(memory=memory, settings=s, root=root)
+    STATE.update(memory=memory, settings=s, root=root, config=config)
     cfg = memory.llm.config
     return {"mem0ai": version("mem0ai"), "embedding_dim": dim, "vector_store": "qdrant (local, path)",
             "history": "sqlite", "llm": {"temperature": cfg.temperature, "max_tokens": cfg.max_tokens,
@@ -118,6 +118,7 @@ def op_index(p: dict[str, Any]) -> dict[str, Any]:
         row["messages"] += len(add["messages"])
         row["memories"] += sum(1 for r in (result or {}).get("results", []) if r.get("event") == "ADD")
     seconds = round(time.perf_counter() - t0, 2)
+    _reopen()
     texts: dict[str, str] = {}
     for add in p["adds"]:  # what mem0 read of each unit (its first view), for the health counters
         if add["user_id"] == p["adds"][0]["user_id"]:
@@ -125,6 +126,19 @@ def op_index(p: dict[str, Any]) -> dict[str, Any]:
     dump = _dump(p.get("views") or sorted({a["user_id"] for a in p["adds"]}), p.get("units") or list(per_unit), texts)
     return {"seconds": seconds, "adds": len(p["adds"]), "per_unit": per_unit,
             "memories": len(dump["memories"]), "views": dump["views"]}
+
+
+def _reopen() -> None:
+    """Search the store as saved, in this run and in every run that reuses it: Qdrant's local mode
+    reloads points newest first, so a freshly built collection and a reloaded one break equal
+    scores in opposite orders (the same question would get another context, and a rerun would
+    pay for new answers)."""
+    from mem0 import Memory
+
+    old = STATE["memory"]
+    old.vector_store.client.close()
+    old.close()
+    STATE["memory"] = Memory.from_config(STATE["config"])
 
 
 def _dump(views: list[str], units: list[str], texts: dict[str, str]) -> dict[str, Any]:
