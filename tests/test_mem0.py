@@ -96,6 +96,24 @@ def test_cap_keeps_whole_units_in_score_order_then_the_token_cap() -> None:
     assert not one["context_text"].startswith("Memories of")  # one view: plain lines
 
 
+def test_cap_audit_finds_a_memory_that_copies_another_sessions_text() -> None:
+    """mem0's add prompt also shows earlier messages and memories: a memory of session 1 that
+    copies session 3's words is text beyond the reported sessions, and the harness's audit says so."""
+    from harness.provenance import CapAudit
+
+    said = ["the lighthouse keeper painted the red door twice before the autumn storms came in from the west",
+            "our neighbours planted forty young apple trees along the lane behind the old chapel last spring",
+            "my brother finally sold his green van to a baker who drives it to the market every friday"]
+    corpus = Corpus("c", tuple(Unit(str(i + 1), f"Ana: {t}", i) for i, t in enumerate(said)))
+    hits = [_hit("memeval", 0, 0.9, "1", "Ana said " + said[0]), _hit("memeval", 1, 0.8, "1", "Ana said " + said[2]),
+            _hit("memeval", 2, 0.7, "2", "Ana said " + said[1])]
+    out = cap_hits(hits, 1, None, ["memeval"], {})
+    assert out["units"] == ["1"] and out["dropped_units"] == ["2"]
+    audit = CapAudit().check(corpus, out["context_text"], out["units"], {"uncapped_text": []}, 50)
+    assert audit["verbatim_units"] == ["1", "3"] and audit["verbatim_beyond_units"] == ["3"]
+    assert audit["uncapped_tokens"] == 0
+
+
 def test_counters_count_memories_per_unit_and_copied_examples(tmp_path) -> None:
     (tmp_path / "package").mkdir()
     dump = {"units": ["1", "2", "3"], "views": ["memeval"], "unit_texts": {"1": "We met Marcus.", "2": "Rain."},

@@ -182,8 +182,9 @@ def op_search(p: dict[str, Any]) -> dict[str, Any]:
 
 
 def op_close(p: dict[str, Any]) -> dict[str, Any]:
-    memory = STATE.get("memory")
-    if memory is not None:
+    memory = STATE.pop("memory", None)
+    if memory is not None:  # Qdrant's local client too: left to __del__ it fails at interpreter exit
+        memory.vector_store.client.close()
         memory.close()
     return {}
 
