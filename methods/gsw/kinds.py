@@ -9,8 +9,10 @@ included "rugged terrain" (scripts/audit_gsw_entities.py counts them):
   "Queensboro Bridge"), else dropped;
 - a role that is a pronoun or names a person is dropped (its states with it);
 - a place that is a date becomes a time; a place that names a person (a speaker, or an entity
-  some who/whom question of the chapter answers with) or is not a noun phrase loses its value;
-- a time that neither parses as a date (python-dateutil) nor holds a time word loses its value;
+  some who/whom question of the chapter answers with, unless its last word is a place's, such as
+  "Hall" or "Park") or is not a noun phrase loses its value;
+- a time that neither parses as a date (python-dateutil) nor holds a time word nor opens with a
+  temporal preposition loses its value;
 - in a conversation chunk (frame.py), a first-person role or state given to one speaker that
   only the other speaker said moves to the speaker who said it.
 A link that loses its value stays as a null-valued link: the entities are still together. Each
@@ -41,17 +43,30 @@ dusk sunrise sunset midday daybreak nightfall day days week weeks weekend weeken
 decade decades century hour hours minute minutes season spring summer autumn fall winter ago later earlier
 recently lately soon daily weekly monthly yearly annually am pm christmas easter thanksgiving halloween
 birthday anniversary holiday holidays vacation"""))
+# The head words of place names: a value ending in one is a place even when a reply also gave it
+# as the answer to a who-question (the 0.5B model answered "who" with "Snug Harbor Cultural Center").
+PLACE_HEADS = frozenset(_words("""hall halls center centre park bridge building cathedral church chapel museum
+street avenue road lane square station stage room house home cottage pier island beach lake river garden
+gardens gallery theater theatre stadium course library school university college office studio store shop
+cafe restaurant bar pub hotel market mall plaza lot line tower harbor harbour port shore coast city town
+village field arena club gym kitchen floor yard dock terminal airport court apartment flat venue pavilion"""))
 _DIGIT = re.compile(r"\d")
 _NAMEWORD = re.compile(r"[A-Z][\w'\u2019.-]*")
 _CONNECTORS = {"of", "the", "de", "la", "van", "von", "and", "on", "at"}
 BAD_ROLE = {"pronoun", "function word", "no words"}
 
 
+# A phrase opening with one of these is a time relative to an event ("during the intermission",
+# "since we last spoke", "when the lights came up").
+TEMPORAL_OPENERS = frozenset(_words("since until till during after before when while throughout"))
+
+
 def is_time(value: str) -> bool:
     """A date or time python-dateutil reads (with a digit or a month or weekday name, so "sun" or
-    "may" alone are not dates), or a phrase with a time word ("later that day", "this month")."""
-    words = norm(value).split()
-    if any(w in TIME_WORDS for w in words):
+    "may" alone are not dates), a phrase with a time word ("later that day", "this month"), or
+    one that opens with a temporal preposition or conjunction ("since we last spoke")."""
+    words = [w for w in norm(value).split() if w != "may" or "May" in value]  # the month, not the verb
+    if any(w in TIME_WORDS for w in words) or (len(words) > 1 and words[0] in TEMPORAL_OPENERS):
         return True
     if not _DIGIT.search(value) and not any(w in _CALENDAR for w in words):
         return False
@@ -67,6 +82,11 @@ def _is_date(value: str) -> bool:
     words = norm(value).split()
     return is_time(value) and all(w in TIME_WORDS or w.isdigit() or w in {"on", "of", "the", "at", "in"}
                                   for w in words)
+
+
+def _head(value: str) -> str:
+    words = norm(value).split()
+    return words[-1] if words else ""
 
 
 def proper_head(name: str, text: ChunkText) -> str | None:
@@ -126,7 +146,8 @@ def _links(st: SpaceTimeOutput, persons: set[str], counts: Counter[str]) -> list
             moved.append(link.model_copy(update={"kind": "time"}))
             counts["kind_places_to_times"] += 1
             link = link.model_copy(update={"value": None})
-        elif link.kind == "space" and (norm(value) in persons or name_problem(value)):
+        elif link.kind == "space" and ((norm(value) in persons and _head(value) not in PLACE_HEADS)
+                                       or name_problem(value)):
             counts["kind_places_dropped"] += 1
             link = link.model_copy(update={"value": None})
         elif link.kind == "time" and not is_time(value):

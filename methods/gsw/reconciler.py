@@ -63,6 +63,7 @@ def chunk_workspace(chunk: ChunkRecord, op: OperatorOutput | None, st: SpaceTime
     if persons is not None:
         op, st, more = check_kinds(op, st, chunk.text, persons, speaker_lines(chunk.text) if framed else [])
         counts.update(more)
+        counts["kinds_checked"] = 1  # marks the chunk as checked (counters.kind_validation)
     chunk.guard = dict(counts)
     local: dict[str, str] = {}
     for e in op.entities:
