@@ -49,10 +49,18 @@ def _server_pool() -> Any:
     return _pool
 
 
-def _start_servers(c: Components, share: bool = False) -> list[str]:
-    """Start (or reuse) local servers; with share_servers, one per spec for the whole node."""
+def _needed(c: Components, stages: list[str]) -> list[Any]:
+    """The models the stages call: no judge server for an index-only run, no answering model
+    for a re-judge (each local server holds gigabytes and a core while it loads)."""
+    want = set(stages)
+    out = [c.llm, c.embedder] if want & {"index", "answer"} else []
+    return out + [c.judge] if "judge" in want else out
+
+
+def _start_servers(c: Components, stages: list[str], share: bool = False) -> list[str]:
+    """Start (or reuse) the stages' local servers; with share_servers, one per spec for the node."""
     shared: list[str] = []
-    for component in (c.llm, c.judge, c.embedder):
+    for component in _needed(c, stages):
         spec = getattr(component, "server", None)
         if spec is not None and share:
             from model_access.server_registry import spec_key
@@ -137,7 +145,7 @@ def _run(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) 
     c.ledger.attach_journal(run_dir / "usage.jsonl", invocation)  # every call, durably, as it completes
     shared: list[str] = []
     if set(stages) & {"index", "answer", "judge"} and active_replay() is None:  # a replay sends nothing
-        shared = _start_servers(c, share=bool(cfg.get("share_servers", False)))
+        shared = _start_servers(c, stages, share=bool(cfg.get("share_servers", False)))
     finished = False
     try:
         asyncio.run(_execute(cfg, c, run_dir, stages))

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from datasets.types import ContextCap, Corpus, Question
+from datasets.types import ContextCap, Corpus, Question, Unit
 from model_access.chat import ChatModel
 from model_access.embed import Embedder
 from model_access.tokenizer import count_tokens
@@ -158,10 +158,13 @@ class MemoryMethod(ABC):
         return count_tokens(text)
 
 
+def unit_title(u: Unit) -> str:
+    """A unit's title (or 'Session <id>'), with its date when it has one."""
+    title = u.title or f"Session {u.id}"
+    return f"{title} ({u.timestamp})" if u.timestamp else title
+
+
 def unit_block(corpus: Corpus, unit_id: str, text: str | None = None) -> str:
     """How a unit is shown to the answering model: its title (or id and date), then its text."""
     u = corpus.unit(unit_id)
-    title = u.title or f"Session {u.id}"
-    if u.timestamp:
-        title += f" ({u.timestamp})"
-    return f"### {title}\n{text if text is not None else u.text}"
+    return f"### {unit_title(u)}\n{text if text is not None else u.text}"

@@ -134,10 +134,11 @@ def test_space_nodes_merge_when_their_entities_meet() -> None:
 
 
 def test_null_link_joins_and_only_later_values_propagate() -> None:
-    """Ben is seen with Ava where no place is named (a null-valued link): he does not inherit
-    Ava's earlier Park, but the Museum she reaches afterwards reaches him."""
+    """The `space_time_join: since` ablation (the rule before issue 26): Ben is seen with Ava
+    where no place is named (a null-valued link): he does not inherit Ava's earlier Park, but
+    the Museum she reaches afterwards reaches him."""
     ws = Workspace(scope="1")
-    rec = Reconciler(ws, forward_falling=False)
+    rec = Reconciler(ws, forward_falling=False, space_time_join="since")
     run(rec.add(chunk("1.0", [("e1", "Ava Stone", "guide", [])],
                       links=[{"kind": "space", "value": "Park", "entity_ids": ["e1"]}])))
     run(rec.add(chunk("1.1", [("e1", "Ava Stone", "guide", []), ("e2", "Ben Cole", "visitor", [])],
@@ -339,3 +340,56 @@ def test_operator_failure_is_recorded_not_fatal() -> None:
     for r, op, st in out:
         asyncio.run(rec.add(chunk_workspace(r, op, st)))
     assert ws.find("Ava Stone").chunks == ["7.0", "7.2"] and ws.chunks[1].status == "operator_failed"
+
+
+def test_a_later_entity_inherits_the_place_and_date_already_bound() -> None:
+    """The paper's motivating case (its introduction): the hall and the date are given while only
+    the narrator is there; the presenter appears two chunks later, seen with the narrator and no
+    place or date named. Under the default `space_time_join: inherit` he takes both (his facts say
+    they were shared); under `since` he gets neither. Entities with a value of their own, or a
+    group naming a new value, inherit nothing."""
+    def build(join: str) -> tuple[Workspace, Reconciler]:
+        ws = Workspace(scope="1")
+        rec = Reconciler(ws, forward_falling=False, space_time_join=join)
+        run(rec.add(chunk("1.0", [("e1", "Ida Wren", "visitor", [])],
+                          links=[{"kind": "space", "value": "Harbour Hall", "entity_ids": ["e1"]}])))
+        run(rec.add(chunk("1.1", [("e1", "Ida Wren", "visitor", [])],
+                          links=[{"kind": "time", "value": "3 March 2031", "entity_ids": ["e1"]}])))
+        run(rec.add(chunk("1.2", [("e1", "Ida Wren", "listener", []), ("e2", "Olek Brandt", "presenter", []),
+                                  ("e3", "Cy Dunn", "porter", [])],
+                          links=[{"kind": "space", "value": None, "entity_ids": ["e1", "e2"]},
+                                 {"kind": "time", "value": None, "entity_ids": ["e1", "e2"]},
+                                 {"kind": "space", "value": "Quay Gate", "entity_ids": ["e3"]}])))
+        return ws, rec
+
+    ws, rec = build("inherit")
+    olek = ws.find("Olek Brandt").id
+    assert (ws.current(olek, "space"), ws.current(olek, "time")) == ("Harbour Hall", "3 March 2031")
+    assert entity_facts(ws, olek) == ["[1.0] place: Harbour Hall (shared with linked entities)",
+                                      "[1.1] time: 3 March 2031 (shared with linked entities)",
+                                      "[1.2] role: presenter"]
+    assert rec.stats["inherited"] == 2 and ws.current(ws.find("Cy Dunn").id, "space") == "Quay Gate"
+    # Cy, who has a place of his own, joins Ida's node with a new value: only the new value is his
+    run(rec.add(chunk("1.3", [("e1", "Ida Wren", "listener", []), ("e3", "Cy Dunn", "porter", [])],
+                      links=[{"kind": "space", "value": "Lamp Room", "entity_ids": ["e1", "e3"]}])))
+    cy = ws.find("Cy Dunn").id
+    assert [s.value for s in ws.stamps(cy, "space")] == ["Quay Gate", "Lamp Room"]
+    ws, rec = build("since")
+    olek = ws.find("Olek Brandt").id
+    assert (ws.current(olek, "space"), ws.current(olek, "time")) == (None, None)
+    assert "inherited" not in rec.stats  # the ablation's workspace holds what it held before
+
+
+def test_entities_of_a_merged_node_without_values_inherit_its_place() -> None:
+    """The presenter first appears with his audience (a null link of their own), then is seen
+    with the narrator: the merge gives both the narrator's hall; a merged node with a value of
+    its own keeps its entities' values."""
+    ws = Workspace(scope="1")
+    rec = Reconciler(ws, forward_falling=False)
+    run(rec.add(chunk("1.0", [("e1", "Ida Wren", "visitor", [])],
+                      links=[{"kind": "space", "value": "Harbour Hall", "entity_ids": ["e1"]}])))
+    run(rec.add(chunk("1.1", [("e1", "Olek Brandt", "presenter", []), ("e2", "audience", "listeners", [])],
+                      links=[{"kind": "space", "value": None, "entity_ids": ["e1", "e2"]}])))
+    run(rec.add(chunk("1.2", [("e1", "Ida Wren", "listener", []), ("e2", "Olek Brandt", "presenter", [])],
+                      links=[{"kind": "space", "value": None, "entity_ids": ["e1", "e2"]}])))
+    assert {ws.current(ws.find(n).id, "space") for n in ("Olek Brandt", "audience")} == {"Harbour Hall"}

@@ -73,7 +73,7 @@ def test_one_local_server_per_spec_reused_across_jobs_and_stopped_at_the_end(mon
         comps = SimpleNamespace(**{k: Client(server=ls.LlamaServerSpec(model=m), base_url=None)
                                    for k, m in (("llm", answer), ("judge", judge))},
                                 embedder=Client(server=None, base_url="http://embedder"))
-        pipeline._start_servers(comps)
+        pipeline._start_servers(comps, ["index", "answer", "judge"])
         return [comps.llm.base_url, comps.judge.base_url]
 
     first = job("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
@@ -81,6 +81,13 @@ def test_one_local_server_per_spec_reused_across_jobs_and_stopped_at_the_end(mon
     third = job("qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b")
     assert launched == ["qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"]  # one per spec, reused
     assert first == second and third == [first[1], first[1]]
+    # an index-only run starts no judge server
+    comps = SimpleNamespace(llm=Client(server=ls.LlamaServerSpec(model="qwen2.5-coder-0.5b"), base_url=None),
+                            judge=Client(server=ls.LlamaServerSpec(model="/nowhere/judge-only.gguf"), base_url=None),
+                            embedder=Client(server=None, base_url="http://embedder"))
+    pipeline._start_servers(comps, ["index"])
+    assert comps.judge.base_url is None and comps.llm.base_url == first[0]
+    assert "/nowhere/judge-only.gguf" not in launched
     from harness.sweep import SweepReport
 
     SweepReport().on_multirun_end(SimpleNamespace(hydra=SimpleNamespace(

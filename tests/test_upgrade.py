@@ -165,3 +165,23 @@ def test_run_folders_saved_under_old_protocol_paths_still_load_and_keep_their_na
                 {"dataset": {"protocol": OmegaConf.to_container(cfg.dataset.protocol, resolve=True)}})))
             loaded = load_protocol(folder)
             assert f"{type(loaded).__module__}.{type(loaded).__name__}" == new
+
+
+def test_gsw_configs_before_run_format_3_keep_their_issue_26_behaviour() -> None:
+    """GSW's conversation frame, session dates, inheritance, kind checks and summary budget are
+    off in any saved config below format 3 that lacks them, and the code defaults are conf/'s."""
+    import inspect
+
+    from methods.gsw.method import GSW
+
+    old = {"speaker_frame": False, "unit_dates": False, "space_time_join": "since", "validate_kinds": False,
+           "summary_version": 1}
+    for fmt in (None, 1, 2):
+        cfg: dict = {"method": {"_target_": "methods.gsw.method.GSW", "name": "gsw"}}
+        if fmt is not None:
+            cfg["run_format"] = fmt
+        assert {k: upgrade_config(cfg).method[k] for k in old} == old
+    assert not set(old) & set(upgrade_config({"run_format": 3, "method": {"_target_": "methods.gsw.method.GSW"}}).method)
+    shipped = OmegaConf.load(ROOT / "conf/method/gsw.yaml")
+    params = inspect.signature(GSW.__init__).parameters
+    assert {k: params[k].default for k in old} == {k: shipped[k] for k in old} != old

@@ -19,7 +19,7 @@ SCOPE = "index"
 def _sum(corpora: list[dict[str, Any]]) -> dict[str, Any]:
     total: dict[str, Any] = {"units": 0, "empty": {}, "at_least": set(), "names": 0, "names_not_noun_phrase": 0,
                              "name_samples": [], "example_copies": 0, "copy_samples": [], "fusion": None,
-                             "values": 0}
+                             "validation": None, "values": 0}
     for c in corpora:
         total["units"] += int(c.get("units", 0))
         for key, (n_empty, n_units) in (c.get("empty") or {}).items():
@@ -31,6 +31,13 @@ def _sum(corpora: list[dict[str, Any]]) -> dict[str, Any]:
         total["values"] += int(c.get("values") or c.get("names", 0))  # values the copies were counted over
         total["name_samples"] += list(c.get("name_samples") or [])
         total["copy_samples"] += list(c.get("copy_samples") or [])
+        validation = (c.get("extra") or {}).get("validation")
+        if validation:
+            v = total["validation"] or {}
+            for kind, (n, of) in (validation.get("dropped") or {}).items():
+                a, b = v.get(kind, [0, 0])
+                v[kind] = [a + int(n), b + int(of)]
+            total["validation"] = v
         fusion = (c.get("extra") or {}).get("fusion")
         if fusion:
             f = total["fusion"] or {"judged": 0, "merged": 0, "contradicting": 0, "contradicting_reasons": []}
@@ -52,6 +59,16 @@ def _empty_check(t: dict[str, Any], th: dict[str, Any]) -> Check:
     if not parts:
         return not_measured("units_empty", SCOPE, th["empty"], "the method counts no structure per unit")
     return check("units_empty", SCOPE, round(worst, 4), th["empty"], f"{t['units']} units: " + "; ".join(parts))
+
+
+def _kind_check(dropped: dict[str, list[int]], th: dict[str, Any]) -> Check:
+    """What a method's kind checks dropped from its extraction replies (GSW: non-entities,
+    places that are people, times that are not times): the worst share over the kinds."""
+    shares = {k: share(n, of) for k, (n, of) in dropped.items() if of}
+    worst = max((v for v in shares.values() if v is not None), default=None)
+    parts = "; ".join(f"{k} {pct(n, of)}" for k, (n, of) in sorted(dropped.items()) if of)
+    return check("kind_drops", SCOPE, None if worst is None else round(worst, 4), th,
+                 f"the kind checks dropped from the extraction replies: {parts or 'nothing checked'}")
 
 
 def index_checks(index: dict[str, Any] | None, th: dict[str, Any]) -> list[Check]:
@@ -82,6 +99,8 @@ def index_checks(index: dict[str, Any] | None, th: dict[str, Any]) -> list[Check
                          (f", e.g. {', '.join(repr(s) for s in t['copy_samples'][:3])}" if t["copy_samples"] else "")))
     else:
         out.append(not_measured("example_copies", SCOPE, th["example_copies"], "no stored values readable"))
+    if t["validation"] is not None:
+        out.append(_kind_check(t["validation"], th["kind_drops"]))
     fusion = t["fusion"]
     if fusion is not None:
         rate = share(fusion["merged"], fusion["judged"])

@@ -13,6 +13,9 @@ stamped (absent = 0, every folder made before this module):
   read from the benchmark data (`recorded_facts`) and the blocks computed from their artifacts
   with the score stage's own functions; their `statistics` says their intervals resampled
   questions, which is what every score stage before format 2 did.
+Format 3 changed what a config means only (GSW's conversation frame, session dates, space-time
+inheritance, kind checks and summary budget, issue 26: a config below 3 without those keys means
+the behaviour before them); its artifacts are laid out as format 2's.
 A newer format than this code knows is refused (`FormatError`), never guessed at.
 
 Folder names and index folders hash the config as it is written (`identity_view`): a few keys
@@ -38,7 +41,7 @@ from model_access.errors import ConfigError
 
 from ..conversations.locomo import CATEGORY_5_BY_JUDGE, JUDGE_PROMPTS
 
-RUN_FORMAT = 2
+RUN_FORMAT = 3  # 3: GSW's issue-26 settings (INTRODUCED until=3); artifacts laid out as in 2
 
 EPBENCH = "evaluation.epbench.protocol.EpBenchProtocol"
 LOCOMO = "evaluation.conversations.locomo.LoCoMoProtocol"
@@ -65,12 +68,14 @@ class FormatError(ValueError):
 
 @dataclass(frozen=True)
 class Introduced:
-    """A setting added after runs were made without it: `before` is what its absence meant."""
+    """A setting added after runs were made without it: `before` is what its absence meant in
+    a config of a run format below `until` (configs from `until` on carry the key)."""
 
     node: str  # "method" or "dataset.protocol"
     target: str  # the class whose parameter it is
     key: str
     before: Any
+    until: int = 1
 
 
 INTRODUCED = (
@@ -83,6 +88,13 @@ INTRODUCED = (
     Introduced("method", SEEM, "frame_dates", "as_extracted"),
     Introduced("method", GSW, "stop_repeats", False),
     Introduced("method", GRAPHRAG, "community_report_max_tokens", None),
+    # issue 26 (run format 3): GSW's conversation frame, session dates, space-time inheritance,
+    # kind checks and the paper's summary budget; saved runs keep the behaviour they were made with
+    Introduced("method", GSW, "speaker_frame", False, until=3),
+    Introduced("method", GSW, "unit_dates", False, until=3),
+    Introduced("method", GSW, "space_time_join", "since", until=3),
+    Introduced("method", GSW, "validate_kinds", False, until=3),
+    Introduced("method", GSW, "summary_version", 1, until=3),
 )
 
 # (where, key, value): identity keys that hash as absent at this value (runs were named before
@@ -95,6 +107,11 @@ HASHED_AS_ABSENT = (
     (GSW, "chunk_min_words", None),
     (GSW, "stop_repeats", False),
     (GRAPHRAG, "community_report_max_tokens", None),
+    (GSW, "speaker_frame", False),
+    (GSW, "unit_dates", False),
+    (GSW, "space_time_join", "since"),
+    (GSW, "validate_kinds", False),
+    (GSW, "summary_version", 1),
 )
 
 
@@ -131,11 +148,10 @@ def upgrade_config(cfg: DictConfig | dict[str, Any]) -> DictConfig:
     protocol = _node(data, "dataset.protocol")
     if protocol is not None and "_target_" in protocol:
         protocol["_target_"] = current_target(protocol["_target_"])
-    if fmt < 1:
-        for rule in INTRODUCED:
-            node = _node(data, rule.node)
-            if node is not None and node.get("_target_") == rule.target and rule.key not in node:
-                node[rule.key] = rule.before
+    for rule in INTRODUCED:
+        node = _node(data, rule.node)
+        if fmt < rule.until and node is not None and node.get("_target_") == rule.target and rule.key not in node:
+            node[rule.key] = rule.before
     return OmegaConf.create(data)
 
 

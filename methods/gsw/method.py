@@ -21,7 +21,7 @@ import numpy as np
 from datasets.types import Corpus, Question, Unit
 from model_access.errors import JsonOutputError, ModelCallError
 
-from ..base import IndexCounters, IndexStore, MemoryMethod, Retrieval, Services
+from ..base import IndexCounters, IndexStore, MemoryMethod, Retrieval, Services, unit_title
 from .counters import gsw_counters
 from .guard import GUARD_VERSION
 from .operator import OperatorStages, StageSettings, outputs_of
@@ -58,6 +58,8 @@ class ReconcileSettings:
     ff_window: int
     ff_max_tokens: int
     space_time: bool
+    space_time_join: str  # inherit: a joining entity takes the node's bound place/time; since: only later values
+    validate_kinds: bool  # kinds.py: names that are noun phrases, places that are not people, times that are times
 
 
 @dataclass
@@ -68,6 +70,7 @@ class WorkspaceSettings:
     summary_min_mentions: int
     summary_max_tokens: int
     max_chapters: int | None
+    summary_version: int  # 1: "at most five sentences"; 2: every fact, within summary_max_tokens (the paper)
 
 
 class GSW(MemoryMethod):
@@ -83,12 +86,16 @@ class GSW(MemoryMethod):
                  spacetime_max_tokens: int = 1000, ff_max_tokens: int = 500, summary_max_tokens: int = 500,
                  qa_input: str = "summaries", match: str = "string", rerank: bool = True,
                  match_top_k: int = 20, ner_match_threshold: float = 0.8, ner_match_top_k: int = 5,
-                 max_entries: int | None = 17, ner_max_tokens: int = 200, stop_repeats: bool = True):
+                 max_entries: int | None = 17, ner_max_tokens: int = 200, stop_repeats: bool = True,
+                 speaker_frame: bool = True, unit_dates: bool = True, space_time_join: str = "inherit",
+                 summary_version: int = 2, validate_kinds: bool = True):
         super().__init__(services, name)
         checks = {"reconcile_scope": (reconcile_scope, {"chapter", "global"}),
                   "entity_resolution": (entity_resolution, {"exact", "embedding_llm"}),
                   "qa_input": (qa_input, {"summaries", "verb_phrases"}),
-                  "match": (match, {"string", "embedding", "ner_embedding"})}
+                  "match": (match, {"string", "embedding", "ner_embedding"}),
+                  "space_time_join": (space_time_join, {"inherit", "since"}),
+                  "summary_version": (summary_version, {1, 2})}
         for key, (value, allowed) in checks.items():
             if value not in allowed:
                 raise ValueError(f"gsw {key} must be one of {sorted(allowed)}, not {value!r}")
@@ -97,14 +104,16 @@ class GSW(MemoryMethod):
             coreference=coreference,
             situating_context=situating_context, space_time=space_time, coref_max_tokens=coref_max_tokens,
             situate_max_tokens=situate_max_tokens, operator_max_tokens=operator_max_tokens,
-            spacetime_max_tokens=spacetime_max_tokens, stop_repeats=stop_repeats)
+            spacetime_max_tokens=spacetime_max_tokens, stop_repeats=stop_repeats, speaker_frame=speaker_frame,
+            unit_dates=unit_dates)
         self.space_time = space_time
         self.reconcile = ReconcileSettings(
             resolution=entity_resolution, er_candidates=er_candidates, er_threshold=er_threshold,
             forward_falling=forward_falling, ff_max_questions=ff_max_questions, ff_window=ff_window,
-            ff_max_tokens=ff_max_tokens, space_time=space_time)
+            ff_max_tokens=ff_max_tokens, space_time=space_time, space_time_join=space_time_join,
+            validate_kinds=validate_kinds)
         self.workspace = WorkspaceSettings(reconcile_scope, summary_min_mentions, summary_max_tokens,
-                                           max_chapters)
+                                           max_chapters, summary_version)
         self.reconcile_scope = reconcile_scope
         self.recon_kw = asdict(self.reconcile)
         self.summary_min_mentions = summary_min_mentions
@@ -126,6 +135,10 @@ class GSW(MemoryMethod):
     @classmethod
     def index_counters(cls, folder: Path) -> IndexCounters | None:
         return gsw_counters(folder)
+
+    def _title(self, u: Unit) -> str:
+        """How summaries and the answer context name a unit: with its date under `unit_dates`."""
+        return unit_title(u) if self.settings.unit_dates else u.title or u.id
 
     @property
     def llm(self) -> Any:
@@ -173,18 +186,23 @@ class GSW(MemoryMethod):
     async def _chapter(self, u: Unit) -> Workspace:
         """One chapter, start to finish: extraction, reconciliation, summaries."""
         extracted, coref = await OperatorStages(self.llm, self.settings).extract(u)
-        ws = Workspace(scope=u.id, chapters=[u.id], meta={"coref": coref, "title": u.title or u.id})
+        ws = Workspace(scope=u.id, chapters=[u.id], meta={"coref": coref, "title": self._title(u)})
         rec = self._reconciler(ws)
         for record, op, st in extracted:
-            await rec.add(chunk_workspace(record, op, st))
+            await rec.add(self._chunk_workspace(rec, record, op, st))
         ws.meta["reconciler"] = rec.stats
         await self._summarise(ws, u)
         return ws
 
+    def _chunk_workspace(self, rec: Reconciler, record: ChunkRecord, op: Any, st: Any) -> Workspace:
+        """A chunk's replies through the guard, and the kind checks under `validate_kinds`."""
+        persons = rec.persons if self.reconcile.validate_kinds else None
+        return chunk_workspace(record, op, st, persons, framed=self.settings.speaker_frame)
+
     async def _summarise(self, ws: Workspace, u: Unit) -> None:
-        counts = await summarise(self.llm, ws, u.id, u.title or u.id, min_mentions=self.summary_min_mentions,
+        counts = await summarise(self.llm, ws, u.id, self._title(u), min_mentions=self.summary_min_mentions,
                                  space_time=self.space_time, max_tokens=self.summary_max_tokens,
-                                 stop_repeats=self.settings.stop_repeats)
+                                 stop_repeats=self.settings.stop_repeats, version=self.workspace.summary_version)
         ws.meta["summaries"] = {**counts, "summaries_llm": counts["summaries_llm"] + int(
             (ws.meta.get("summaries") or {}).get("summaries_llm", 0))}
         if not ws.meta.get("summary_failures"):
@@ -219,13 +237,13 @@ class GSW(MemoryMethod):
             for records, _ in per_chapter:
                 for r in records:
                     op, st = outputs_of(r)
-                    await rec.add(chunk_workspace(r, op, st))
+                    await rec.add(self._chunk_workspace(rec, r, op, st))
             ws.meta["reconciler"] = rec.stats
             facts, by_chapter = FactIndex(ws, self.space_time), entities_by_chapter(ws)
             counts = await asyncio.gather(*(summarise(
-                self.llm, ws, u.id, u.title or u.id, min_mentions=self.summary_min_mentions,
+                self.llm, ws, u.id, self._title(u), min_mentions=self.summary_min_mentions,
                 space_time=self.space_time, max_tokens=self.summary_max_tokens, facts=facts, by_chapter=by_chapter,
-                stop_repeats=self.settings.stop_repeats)
+                stop_repeats=self.settings.stop_repeats, version=self.workspace.summary_version)
                 for u in units))
             ws.meta["summaries"] = dict(sum((Counter(c) for c in counts), Counter()))
             if not ws.meta.get("summary_failures"):
@@ -244,7 +262,7 @@ class GSW(MemoryMethod):
         matcher = NameMatcher()
         for i, e in enumerate(entries):
             matcher.add(i, e.names)
-        index = GSWIndex(corpus, entries, matcher, {u.id: u.title or u.id for u in corpus.units}, stats=stats)
+        index = GSWIndex(corpus, entries, matcher, {u.id: self._title(u) for u in corpus.units}, stats=stats)
         emb = self.services.embedder
         if entries and (self.rerank or self.match == "embedding"):
             texts = [(e.verbs_text if self.qa_input == "verb_phrases" else e.summary) or e.name for e in entries]

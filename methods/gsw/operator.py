@@ -14,6 +14,7 @@ from typing import Any
 from datasets.types import Unit
 from model_access.errors import JsonOutputError
 
+from .frame import conversation_chunks, dated, framed_lines, parse_turns
 from .guard import guard_operator
 from .prompts import coref_messages, operator_messages, situate_messages, spacetime_messages
 from .schemas import OperatorOutput, SpaceTimeOutput
@@ -75,6 +76,8 @@ class StageSettings:
     operator_max_tokens: int = 1500
     spacetime_max_tokens: int = 1000
     stop_repeats: bool = True  # end a looping reply at its first repeat (model_access.repeat_stop)
+    speaker_frame: bool = True  # conversations: chunks of whole turns, speaker on every line (frame.py)
+    unit_dates: bool = True  # a unit's timestamp heads each chunk, the situating text and its title
 
 
 class OperatorStages:
@@ -131,13 +134,34 @@ class OperatorStages:
         rec.space_time = st.model_dump(mode="json")
         return op, st
 
+    def chunk_texts(self, unit: Unit, text: str, status: str) -> tuple[list[str], str, str]:
+        """(chunks, the text the situating call reads, coref status). A conversation under
+        `speaker_frame` is chunked at turn boundaries from its coreference rewrite when that kept
+        every turn and speaker, else from the original turns (status `fallback_turns`)."""
+        s = self.s
+        turns = parse_turns(unit.text) if s.speaker_frame else None
+        if turns is None:
+            chunks = make_chunks(text, s.chunk_sentences, s.chunk_overlap, s.chunk_min_words)
+        else:
+            rewritten = parse_turns(text)
+            if rewritten is None or [t.speaker for t in rewritten] != [t.speaker for t in turns]:
+                status = "fallback_turns" if status == "ok" else status
+            else:
+                turns = rewritten
+            chunks = conversation_chunks(turns, split_sentences, s.chunk_sentences, s.chunk_overlap,
+                                         s.chunk_min_words)
+            text = "\n".join(line for line, _ in framed_lines(turns, split_sentences, s.chunk_sentences))
+        if s.unit_dates and unit.timestamp:
+            chunks = [dated(c, unit.timestamp) for c in chunks]
+            text = dated(text, unit.timestamp)
+        return chunks, text, status
+
     async def extract(self, unit: Unit) -> tuple[list[tuple[ChunkRecord, OperatorOutput | None,
                                                              SpaceTimeOutput | None]], str]:
         """All chunks of one chapter with their Operator and space-time output; and coref status."""
         text, status = await self.coref(unit.text)
-        records = [ChunkRecord(id=f"{unit.id}.{i}", chapter=unit.id, index=i, text=c)
-                   for i, c in enumerate(make_chunks(text, self.s.chunk_sentences, self.s.chunk_overlap,
-                                                         self.s.chunk_min_words))]
+        chunks, text, status = self.chunk_texts(unit, text, status)
+        records = [ChunkRecord(id=f"{unit.id}.{i}", chapter=unit.id, index=i, text=c) for i, c in enumerate(chunks)]
         # The first chunk alone, then the rest at once: its situate call leaves the chapter in
         # the server's prompt cache, so the other chunks' situate calls reuse that prefix instead
         # of each slot computing it cold at the same moment (same requests, same replies).

@@ -134,6 +134,17 @@ states, the actions it takes part in, and where and when it is. Name every place
 facts give and the role the entity had there. Add nothing the facts do not state. Plain prose,
 at most five sentences."""
 
+# Version 2 (summary_version: 2): no sentence limit. The paper bounds a summary only by its 500
+# generation tokens (its Table 6 contexts of up to 17 summaries run 1.5k-6.5k tokens); version 1
+# asked for at most five sentences and dropped most of an entity's places and dates.
+SUMMARY_V2 = """[GSW:entity-summary] Write a factual account of what one chapter of a story says
+about one entity, from structured facts listed in story order: the entity's roles and states,
+the actions it takes part in, and where and when it is. Cover every fact, in story order: each
+place and date the facts give, with the role the entity had and what it did there. The
+chapter heading may carry the date of the chapter or conversation: a fact marked with a
+relative time (yesterday, last week) happened relative to that date, so say both. Add nothing the
+facts do not state. Plain prose; as long as the facts need and no longer."""
+
 NER = """[GSW:question-entities] List the named things a question is about: people, places,
 dates, named events or activities, organisations and objects. Copy each as the question
 writes it; never list a generic word such as "date", "location" or "event" on its own. The
@@ -188,9 +199,9 @@ def same_entity_messages(a: str, b: str) -> Messages:
             {"role": "user", "content": f"First:\n{a}\n\nSecond:\n{b}"}]
 
 
-def summary_messages(chapter_title: str, name: str, facts: list[str]) -> Messages:
+def summary_messages(chapter_title: str, name: str, facts: list[str], version: int = 2) -> Messages:
     body = "\n".join(f"- {f}" for f in facts) or "- (no facts recorded)"
-    return [{"role": "system", "content": SUMMARY},
+    return [{"role": "system", "content": SUMMARY if version == 1 else SUMMARY_V2},
             {"role": "user", "content": f"Chapter: {chapter_title}\nEntity: {name}\nFacts in story order:\n{body}"}]
 
 

@@ -18,7 +18,9 @@ import numpy as np
 
 from model_access.errors import JsonOutputError
 
+from .frame import speaker_lines
 from .guard import guard_links, guard_operator
+from .kinds import check_kinds
 from .prompts import forward_messages, same_entity_messages
 from .schemas import FFAnswers, OperatorOutput, SameEntity, SpaceTimeOutput
 from .workspace import (
@@ -36,13 +38,16 @@ from .workspace import (
 )
 
 
-def chunk_workspace(chunk: ChunkRecord, op: OperatorOutput | None, st: SpaceTimeOutput | None) -> Workspace:
+def chunk_workspace(chunk: ChunkRecord, op: OperatorOutput | None, st: SpaceTimeOutput | None,
+                    persons: set[str] | None = None, framed: bool = False) -> Workspace:
     """One chunk's Operator (and space-time) output as a small workspace with chunk-local ids.
 
     The output guard runs here (on the replies as saved), so a re-reconciliation of saved
-    replies drops and counts exactly the same things. Each space-time link becomes one node
-    (value or null) listing every entity of its group, in reply order; the Reconciler decides
-    what an entity in two groups of one kind means.
+    replies drops and counts exactly the same things; so do the kind checks (kinds.py) when
+    `persons` (the normalised names of the people known so far: Reconciler.persons) is given,
+    with speaker attribution when the chunk is `framed` (frame.py). Each space-time link becomes
+    one node (value or null) listing every entity of its group, in reply order; the Reconciler
+    decides what an entity in two groups of one kind means.
     """
     ws = Workspace(scope=chunk.id, chapters=[chunk.chapter])
     ws.add_chunk(chunk)
@@ -55,6 +60,10 @@ def chunk_workspace(chunk: ChunkRecord, op: OperatorOutput | None, st: SpaceTime
     if st is not None:
         st, more = guard_links(st, chunk.text)
         counts.update(more)
+    if persons is not None:
+        op, st, more = check_kinds(op, st, chunk.text, persons, speaker_lines(chunk.text) if framed else [])
+        counts.update(more)
+        counts["kinds_checked"] = 1  # marks the chunk as checked (counters.kind_validation)
     chunk.guard = dict(counts)
     local: dict[str, str] = {}
     for e in op.entities:
@@ -102,9 +111,11 @@ class Reconciler:
     def __init__(self, ws: Workspace, *, resolution: str = "exact", llm: Any = None, embedder: Any = None,
                  er_candidates: int = 3, er_threshold: float = 0.8, forward_falling: bool = True,
                  ff_max_questions: int = 12, ff_window: int = 50, ff_max_tokens: int = 500,
-                 space_time: bool = True):
+                 space_time: bool = True, space_time_join: str = "inherit", validate_kinds: bool = True):
         if resolution not in {"exact", "embedding_llm"}:
             raise ValueError("entity_resolution must be 'exact' or 'embedding_llm'")
+        if space_time_join not in {"inherit", "since"}:
+            raise ValueError(f"space_time_join must be 'inherit' or 'since', not {space_time_join!r}")
         if (resolution == "embedding_llm" and (llm is None or embedder is None)) or (forward_falling and llm is None):
             raise ValueError("this reconciler configuration needs an llm (and an embedder for embedding_llm)")
         self.ws = ws
@@ -118,10 +129,15 @@ class Reconciler:
         self.ff_window = ff_window
         self.ff_max_tokens = ff_max_tokens
         self.space_time = space_time
+        self.inherit = space_time_join == "inherit"
+        self.validate_kinds = validate_kinds
         self.stats: dict[str, int] = {k: 0 for k in (
             "chunks_merged", "entities_created", "entities_merged", "nodes_merged", "propagations",
             "ff_offered", "ff_answered", "ff_failed", "er_checks", "er_merged")}
+        if self.inherit:
+            self.stats["inherited"] = 0
         self._by_name: dict[str, str] = {}
+        self.persons: set[str] = set()  # normalised names of speakers and who/whom answers (kinds.py)
         self._touched: list[str] = []  # entities a value reached through their node in this chunk
         self._open: dict[str, deque[str]] = {}  # entity id -> its recent open question ids
         self._questions: dict[str, tuple[VerbPhrase, ValenceQuestion]] = {}
@@ -217,9 +233,19 @@ class Reconciler:
             self.ws.verbs[nv.id] = nv
             self._index_verb(nv)
         chunk.id_map = {loc: mapping[mid] for loc, mid in chunk.id_map.items() if mid in mapping}
+        if self.validate_kinds:
+            self._note_persons(cw, chunk)
         if self.forward_falling:
             await self._forward_falling(chunk, list(dict.fromkeys([*mapping.values(), *self._touched])))
         return mapping
+
+    def _note_persons(self, cw: Workspace, chunk: ChunkRecord) -> None:
+        """Remember who is a person: the chunk's speakers and its who/whom answers."""
+        self.persons |= {normalise_name(s) for s, _ in speaker_lines(chunk.text)}
+        for v in cw.verbs.values():
+            for q in v.questions:
+                if q.kind in ("who", "whom"):
+                    self.persons |= {normalise_name(cw.entities[a].name) for a in q.answer_ids if a in cw.entities}
 
     def _absorb(self, target: Entity, src: Entity) -> None:
         """Merge a chunk entity into a workspace entity: names, stamped roles, mentions."""
@@ -288,12 +314,23 @@ class Reconciler:
 
         Entities point at their node, so the node's new value is at once the current value of
         every entity linked to it (propagation costs nothing per linked entity). An entity sees
-        the node's values only from the chunk it joined on: values recorded before belong to the
-        entities that were there.
+        the node's values from the chunk it joined on; under `space_time_join: inherit` (the
+        paper's Carter Stewart case: a presenter met in a hall whose place and date were given
+        before he appears) an entity that had no value of this kind and joins through a group
+        that names none also takes the value bound to the node when it joins (`since` is then
+        that value's chunk). Under `since` values recorded before belong only to the entities
+        that were there.
         """
         existing = list(dict.fromkeys(n for n in (getattr(self.ws.entities[m], kind) for m in members) if n))
-        if existing:
+        if self.inherit:  # a node with a bound value is kept, so that the value is there to inherit
+            existing.sort(key=lambda n: (not self.ws.nodes[n].history, -len(self.ws.nodes[n].entities)))
+        else:
             existing.sort(key=lambda n: -len(self.ws.nodes[n].entities))  # union by size
+        bare: list[str] = []  # who may inherit: the members and the merged nodes' entities without a value
+        if self.inherit and not value:
+            joining = dict.fromkeys([*members, *(e for n in existing[1:] for e in self.ws.nodes[n].entities)])
+            bare = [e for e in joining if self.ws.current(e, kind) is None]
+        if existing:
             node = self.ws.nodes[existing[0]]
             for other in existing[1:]:
                 self._merge_nodes(node, self.ws.nodes[other], chunk_id)
@@ -308,6 +345,7 @@ class Reconciler:
                 ent.since[kind] = chunk_id
         joined = any(self.ws.entities[m].since.get(kind) == chunk_id for m in members)
         if not value:
+            self._inherit(kind, node, bare, chunk_id)
             return
         same = node.current is not None and normalise_name(node.current) == normalise_name(value)
         if same and node.history[-1].chunk == chunk_id:
@@ -325,6 +363,21 @@ class Reconciler:
             self.stats["propagations"] += 1
             self.ws.events.append({"event": f"{kind}_propagated", "chunk": chunk_id, "node": node.id,
                                    "value": value, "from": members, "to": reached, "linked": others})
+
+    def _inherit(self, kind: Kind, node: SpaceTimeNode, bare: list[str], chunk_id: str) -> None:
+        """Entities without a value of this kind that joined `node` on this chunk take its bound
+        value: they see the node from that value's chunk on."""
+        if not node.history:
+            return
+        stamp = node.history[-1]
+        heirs = [e for e in bare if getattr(self.ws.entities[e], kind) == node.id
+                 and self.ws.entities[e].since.get(kind) == chunk_id]
+        for e in heirs:
+            self.ws.entities[e].since[kind] = stamp.chunk
+        if heirs:
+            self.stats["inherited"] += len(heirs)
+            self.ws.events.append({"event": f"{kind}_inherited", "chunk": chunk_id, "node": node.id,
+                                   "value": stamp.value, "from": stamp.chunk, "to": heirs[:20]})
 
     def _merge_nodes(self, keep: SpaceTimeNode, drop: SpaceTimeNode, chunk_id: str) -> None:
         """Two nodes of one kind become one from this chunk on. The dropped node's entities keep

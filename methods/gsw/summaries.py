@@ -33,11 +33,12 @@ async def summarise(llm: Any, ws: Workspace, chapter: str, title: str, *, min_me
                     space_time: bool = True, max_tokens: int = 500,
                     facts: FactIndex | None = None,
                     by_chapter: dict[str, dict[str, int]] | None = None,
-                    stop_repeats: bool = True) -> dict[str, int]:
+                    stop_repeats: bool = True, version: int = 2) -> dict[str, int]:
     """Fill `entity.summaries[chapter]` for each eligible entity; returns counts.
 
     `facts` and `by_chapter` may be passed in precomputed when one workspace spans many chapters.
     `stop_repeats`: a summary ends before its first repeated run of 12 words (repeat_stop).
+    `version`: the summary prompt (prompts.SUMMARY, SUMMARY_V2).
     """
     stop = {"stop_repeats": "text_ngrams"} if stop_repeats else {}
     index = facts if facts is not None else FactIndex(ws, space_time)
@@ -46,7 +47,7 @@ async def summarise(llm: Any, ws: Workspace, chapter: str, title: str, *, min_me
     failures: dict[str, str] = ws.meta.setdefault("summary_failures", {})
 
     async def one(eid: str) -> bool:
-        messages = summary_messages(title, ws.entities[eid].name, index.facts(eid, chapter))
+        messages = summary_messages(title, ws.entities[eid].name, index.facts(eid, chapter), version)
         try:
             r = await llm.complete(messages, max_tokens=max_tokens, **stop)
         except ModelCallError as exc:

@@ -1,0 +1,49 @@
+"""Count a run's answers that copy its answer prompt's own example (LoCoMo: "The week before 9 June
+2023"), the health check `prompt_example_answers`, optionally on the questions of another run only,
+so that a subset rerun and the full run it repeats are compared on the same questions.
+
+    python scripts/example_answers.py results/locomo-local/runs/locomo/gsw-100438aae4
+    python scripts/example_answers.py OLD_RUN NEW_RUN --on NEW_RUN     # both on NEW_RUN's questions
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from hydra.utils import get_class  # noqa: E402
+
+from evaluation.answer_text import normalize  # noqa: E402
+from evaluation.runs.upgrade import read_config  # noqa: E402
+
+
+def _predictions(run: Path) -> list[dict]:
+    lines = (run / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(x) for x in lines if x.strip()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("runs", nargs="+", type=Path)
+    ap.add_argument("--on", type=Path, default=None, help="count only the questions this run answered")
+    args = ap.parse_args(argv)
+    keep = {p["question_id"] for p in _predictions(args.on)} if args.on else None
+    for run in args.runs:
+        examples = tuple(get_class(str(read_config(run).dataset.protocol._target_)).answer_prompt_examples)
+        keys = {normalize(e) for e in examples}
+        preds = [p for p in _predictions(run) if keep is None or p["question_id"] in keep]
+        copied = [p for p in preds if normalize(str(p.get("answer") or "")) in keys]
+        by_cat: dict[str, int] = {}
+        for p in copied:
+            by_cat[str(p.get("category", "-"))] = by_cat.get(str(p.get("category", "-")), 0) + 1
+        print(f"{run}: {len(copied)} of {len(preds)} answers equal the answer prompt's example "
+              f"{examples} (by category: {dict(sorted(by_cat.items()))})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
