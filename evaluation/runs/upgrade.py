@@ -4,7 +4,8 @@ The inspect_ai way: a run folder is never rewritten; it is migrated on read. Two
 stamped (absent = 0, every folder made before this module):
 - `run_format` in config.yaml: what a config means. Code defaults now equal the shipped
   defaults, so a format-0 config that lacks a key gets the value that key's absence meant when
-  the run was made (`INTRODUCED`), before anything is instantiated from it.
+  the run was made (`INTRODUCED`), before anything is instantiated from it; a key added after
+  the last format change fills a config of any format that lacks it (`until_format` None).
 - `run_format` in meta.json: how the artifacts are laid out. Format 0 kept per-question
   diagnostics inside judgments.jsonl and wrote no `presentation` block into metrics.json;
   format-0 protocol descriptions left out the judge version. Formats 0 and 1 recorded no
@@ -65,12 +66,18 @@ class FormatError(ValueError):
 
 @dataclass(frozen=True)
 class Introduced:
-    """A setting added after runs were made without it: `before` is what its absence meant."""
+    """A setting added after runs were made without it: `before` is what its absence meant.
+
+    `until_format`: the config format from which every saved config has the key (1 for the
+    settings that predate run_format). None: the key came after the last format change, so a
+    config of any format that lacks it was saved before it existed (saved configs are the
+    resolved config, which holds every key of its day), and gets `before`."""
 
     node: str  # "method" or "dataset.protocol"
     target: str  # the class whose parameter it is
     key: str
     before: Any
+    until_format: int | None = 1
 
 
 INTRODUCED = (
@@ -83,6 +90,10 @@ INTRODUCED = (
     Introduced("method", SEEM, "frame_dates", "as_extracted"),
     Introduced("method", GSW, "stop_repeats", False),
     Introduced("method", GRAPHRAG, "community_report_max_tokens", None),
+    # SEEM, issue 26: the same-event-first judge, the veto before it, the frame retry
+    Introduced("method", SEEM, "prompt_version", 2, None),
+    Introduced("method", SEEM, "fusion_veto_days", None, None),
+    Introduced("method", SEEM, "frame_retry", False, None),
 )
 
 # (where, key, value): identity keys that hash as absent at this value (runs were named before
@@ -94,6 +105,10 @@ HASHED_AS_ABSENT = (
     (GSW, "chunk_min_words", None),
     (GSW, "stop_repeats", False),
     (GRAPHRAG, "community_report_max_tokens", None),
+    (SEEM, "passage_turns", None),
+    (SEEM, "max_units", None),
+    (SEEM, "frame_retry", None),  # params() holds the retry prompt's version, None when off
+    (SEEM, "fusion_veto_days", None),
 )
 
 
@@ -122,19 +137,20 @@ def _node(cfg: dict[str, Any], path: str) -> dict[str, Any] | None:
 
 
 def upgrade_config(cfg: DictConfig | dict[str, Any]) -> DictConfig:
-    """The config as today's code must read it: moved class paths mapped, and in a format-0
-    config every introduced key it lacks set to what its absence meant. Returns a copy."""
+    """The config as today's code must read it: moved class paths mapped, and every introduced
+    key a config of an older format lacks set to what its absence meant. Returns a copy."""
     fmt = config_format(cfg)
     data = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else copy.deepcopy(cfg)
     assert isinstance(data, dict)
     protocol = _node(data, "dataset.protocol")
     if protocol is not None and "_target_" in protocol:
         protocol["_target_"] = current_target(protocol["_target_"])
-    if fmt < 1:
-        for rule in INTRODUCED:
-            node = _node(data, rule.node)
-            if node is not None and node.get("_target_") == rule.target and rule.key not in node:
-                node[rule.key] = rule.before
+    for rule in INTRODUCED:
+        if rule.until_format is not None and fmt >= rule.until_format:
+            continue
+        node = _node(data, rule.node)
+        if node is not None and node.get("_target_") == rule.target and rule.key not in node:
+            node[rule.key] = rule.before
     return OmegaConf.create(data)
 
 
