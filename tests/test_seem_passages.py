@@ -129,3 +129,19 @@ def test_retry_and_veto_counts_reach_the_index_health_checks(tmp_path: Path) -> 
     retry = checks["frame_retry"]
     assert retry.value == 0.25 and retry.status == "warn"  # 1 of 4 passages still without events
     assert "2 of 4 frame replies asked again" in retry.message and "no events 1" in retry.message
+
+
+def test_the_passage_table_reads_a_bundled_run() -> None:
+    """scripts/seem_passage_table.py on the shipped LoCoMo run: 19 whole sessions fused into 7
+    frames (0.37 per session), 12 of 12 judged pairs merged, the version-2 settings."""
+    import importlib.util
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("seem_passage_table", root / "scripts" / "seem_passage_table.py")
+    assert spec is not None and spec.loader is not None
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+    row = dict(zip(table.COLUMNS, table.row(root / "results/locomo-local/runs/locomo/seem-cbefab33e1"), strict=True))
+    assert (row["passage_turns"], row["prompt / veto / retry"], row["passages"]) == ("-", "2 / None / False", "19")
+    assert (row["frames/session"], row["judged"], row["merged"], row["vetoed"]) == ("0.368", "12", "12", "0")
+    assert row["J"] == "0.160" and row["index chat calls"] == "62 (index record)"
