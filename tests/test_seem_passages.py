@@ -93,6 +93,7 @@ def test_a_retry_that_does_not_help_keeps_the_first_reply_and_clears_a_copied_su
     rec, bodies = _extract([copied_with_event, copied_with_event])
     assert len(bodies) == 2 and rec["retry"]["chosen"] == "first"
     assert rec["frame"]["summary"] == "" and rec["frame"]["events"] and rec["retry"]["summary_cleared"]
+    assert rec["retry"]["left"] == [] and retry_counts([rec])["fixed"] == 1  # repaired, not left
     rec, _ = _extract([COPIED, "{not json"])  # the retry call fails: counted, the first reply stays
     assert rec["retry"]["status"] == "failed" and rec["frame"]["summary"] == COPIED["summary"]
     counts = retry_counts([rec])

@@ -115,9 +115,10 @@ async def _retry(llm: Any, messages: list[dict[str, str]], reply: str, first: di
             frame, left, info["chosen"] = second, again, "retry"
     except JsonOutputError as exc:
         info["status"], info["error"] = "failed", str(exc)[:200]
-    info["left"] = left
-    if "summary_copies_opening" in left and "no_events" not in left:
-        frame, info["summary_cleared"] = {**frame, "summary": ""}, True  # the events carry the frame
+    if "summary_copies_opening" in left and "no_events" not in left:  # repaired: the events carry the frame
+        frame, info["summary_cleared"] = {**frame, "summary": ""}, True
+        left = [x for x in left if x != "summary_copies_opening"]
+    info["left"] = left  # what neither the retry nor the repair fixed
     return frame, info
 
 
@@ -164,7 +165,8 @@ def frame_from_record(frame_id: str, passage_id: str, rec: dict[str, Any], fallb
 
 
 def retry_counts(records: list[dict[str, Any]]) -> dict[str, int]:
-    """The index summary's `frame_retry`: frames asked again, why, and how it ended."""
+    """The index summary's `frame_retry`: frames asked again, why, and how it ended (`left_*`:
+    still wrong after the retry and the repair; `fixed`: nothing left)."""
     infos = [r["retry"] for r in records if r.get("retry")]
     c: Counter[str] = Counter({k: 0 for k in ("chosen_retry", "fixed", "summary_cleared", "failed",
                                               *(f"{w}_{p}" for w in ("asked", "left") for p in _WEIGHT))})
