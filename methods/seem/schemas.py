@@ -56,6 +56,7 @@ class FusionVerdict(BaseModel):
 Check = Literal["yes", "no", "unclear"]
 
 
+# Its docstring, too, is sent with every version-3 judge call: an edit is a new prompt version.
 class SameEventVerdict(BaseModel):
     """Prompt version 3. Fields in generation order (a JSON grammar writes them in schema
     order): the event's identity slot by slot, then whether it is one event, and only then how
