@@ -1,5 +1,5 @@
 """SEEM passages and frame replies (issue 26): conversation sessions cut into turn windows
-(`passage_turns`), chapters left whole, `max_units`; a frame reply without events or copying its
+(`passage_turns`), chapters left whole; a frame reply without events or copying its
 passage's opening asked again once (`frame_retry`), kept or repaired, and counted up to the
 index summary and the health checks."""
 
@@ -39,7 +39,6 @@ def test_a_session_becomes_windows_of_at_most_n_turns_of_near_equal_size() -> No
         ("2", "2", ""), ("3", "3", "")]  # the chapter and the short session stay whole
     assert ps[1].text.startswith("Lena Voss: turn 5") and ps[1].date == "2031/04/10"
     assert "\n\n".join(p.text for p in ps[:3]) == SESSION  # nothing lost, nothing repeated
-    assert [p.id for p in split_passages(_corpus(), passage_turns=4, max_units=1)] == ["1#w1", "1#w2", "1#w3"]
     assert [p.id for p in split_passages(_corpus())] == ["1", "2", "3"]  # the default: one per unit
 
 

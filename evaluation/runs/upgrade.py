@@ -122,7 +122,6 @@ HASHED_AS_ABSENT = (
     (GSW, "validate_kinds", False),
     (GSW, "summary_version", 1),
     (SEEM, "passage_turns", None),
-    (SEEM, "max_units", None),
     (SEEM, "frame_retry", None),  # params() holds the retry prompt's version, None when off
     (SEEM, "fusion_veto_days", None),
 )

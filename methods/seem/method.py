@@ -58,7 +58,7 @@ class SEEMIndex:
 class SEEM(MemoryMethod):
     def __init__(self, services: Services, name: str | None = None, *, mode: str = "batch",
                  segments: int = 4, window_turns: int | None = None, passage_turns: int | None = None,
-                 max_passages: int | None = None, max_units: int | None = None, prompt_version: int = 3,
+                 max_passages: int | None = None, prompt_version: int = 3,
                  frame_retry: bool = True, fusion: bool = True, fusion_top_k: int = 3, fusion_threshold: float = 0.6,
                  fusion_max_provenance: int | None = 8, fusion_veto_days: int | None = 3,
                  graph: bool = True, node_merge_threshold: float = 0.9, rpe: bool = True,
@@ -86,8 +86,8 @@ class SEEM(MemoryMethod):
         if top_k < 1 or segments < 1:
             raise ValueError("seem top_k and segments must be >= 1")
         self.mode, self.segments, self.window_turns, self.max_passages = mode, segments, window_turns, max_passages
-        self.passage_turns, self.max_units = passage_turns, max_units
-        split_passages(Corpus("check", ()), window_turns, max_passages, passage_turns, max_units)  # settings check
+        self.passage_turns = passage_turns
+        split_passages(Corpus("check", ()), window_turns, max_passages, passage_turns)  # settings check
         self.prompt_tag, self.frame_retry = prompt_tag(prompt_version), frame_retry
         self.fusion_on, self.graph_on, self.rpe = fusion, graph, rpe
         self.fusion = Fusion(services.indexer, services.embedder, top_k=fusion_top_k, threshold=fusion_threshold,
@@ -113,7 +113,7 @@ class SEEM(MemoryMethod):
         return {"prompt_version": self.prompt_tag, "guard_version": GUARD_VERSION, "mode": self.mode,
                 "segments": self.segments if self.mode == "incremental" else None,
                 "window_turns": self.window_turns, "passage_turns": self.passage_turns, "with_date": self.with_date,
-                "max_passages": self.max_passages, "max_units": self.max_units,
+                "max_passages": self.max_passages,
                 "frame_retry": RETRY_VERSION if self.frame_retry else None, "fusion": self.fusion_on,
                 "fusion_top_k": f.top_k, "fusion_threshold": f.threshold,
                 "fusion_max_provenance": f.max_provenance, "fusion_veto_days": f.veto_days, "graph": self.graph_on,
@@ -147,7 +147,7 @@ class SEEM(MemoryMethod):
     async def build_index(self, corpus: Corpus) -> SEEMIndex:
         t0 = time.perf_counter()
         store, shared = self.services.store(corpus.id), self.services.store("_passages")
-        passages = split_passages(corpus, self.window_turns, self.max_passages, self.passage_turns, self.max_units)
+        passages = split_passages(corpus, self.window_turns, self.max_passages, self.passage_turns)
         by_id = {p.id: p for p in passages}
         order = {p.id: p.order for p in passages}
         if store.exists("memory.json") and store.exists("summary.json"):

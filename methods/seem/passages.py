@@ -10,7 +10,8 @@ of the index identity:
   (LoCoMo: 14-28 turns) hide most of a session's events from a small model's five-event frame.
   A turn is a "Speaker: ..." line with the lines that follow it up to the next speaker line
   (a LongMemEval reply may span several lines).
-`max_units: N` keeps the passages of the first N units, `max_passages: N` the first N passages.
+`max_passages: N` keeps the first N passages (`subset.index_units=N` cuts the corpus to N units
+for every method before SEEM sees it).
 """
 
 from __future__ import annotations
@@ -91,16 +92,16 @@ def _windows(u: Unit, window_turns: int | None, passage_turns: int | None) -> li
 
 
 def split_passages(corpus: Corpus, window_turns: int | None = None, max_passages: int | None = None,
-                   passage_turns: int | None = None, max_units: int | None = None) -> list[Passage]:
+                   passage_turns: int | None = None) -> list[Passage]:
     """Passages in corpus order (see the module docstring)."""
-    for name, value in (("window_turns", window_turns), ("passage_turns", passage_turns), ("max_units", max_units)):
+    for name, value in (("window_turns", window_turns), ("passage_turns", passage_turns)):
         if value is not None and value < 1:
             raise ValueError(f"seem {name} must be null or >= 1")
     if window_turns and passage_turns:
         raise ValueError("seem window_turns and passage_turns cut passages two ways: set one of them")
     units = sorted(corpus.units, key=lambda x: x.position)
     out: list[Passage] = []
-    for u in units[:max_units] if max_units else units:
+    for u in units:
         parts = _windows(u, window_turns, passage_turns)
         if len(parts) == 1:
             out.append(Passage(u.id, u.id, len(out), u.timestamp, u.text))
