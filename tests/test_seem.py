@@ -264,6 +264,11 @@ def test_viewer_answers_about_an_entity_and_a_query(tmp_path: Path, capsys: pyte
     assert "graph nodes: Mira Tolk" in out and "Mira Tolk | with | Lantern Parade" in out
     assert "[F1] from: 1, 3" in out and "(merged)" in out
     assert "# frames for: bicycle\n\n[F2]" in out and '"frames_after_fusion": 3' in out
+    assert render.main([str(tmp_path), "--pairs"]) == 0  # the pairs, as the judge read them
+    out = capsys.readouterr().out
+    assert "## F3 -> F1 (batch): strong, merged" in out and "reader: one event?  [ ] yes  [ ] no" in out
+    assert "A (in memory):\nMira Tolk, Lantern Parade, Harbour Square in this passage: Mira Tolk" in out and '"same_event": "yes"' in out
+    assert "vetoed (dates)" in out and "vetoed before the judge" in out
 
 
 def test_text_keyed_extraction_is_shared_across_haystacks_with_different_dates(tmp_path: Path) -> None:

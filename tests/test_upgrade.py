@@ -109,6 +109,34 @@ def test_a_format_0_config_means_what_it_meant_when_saved() -> None:
     assert "frame_sources" not in new.method and "judge_version" not in new.dataset.protocol  # code defaults
 
 
+def test_seem_settings_of_issue_26_read_as_before_in_a_config_of_any_format_that_lacks_them() -> None:
+    """The same-event-first judge, the veto and the frame retry came after the last format change:
+    a saved config (resolved, so it holds every key of its day) without them predates them, and
+    reads as the level-alone judge, no veto, no retry, whatever its format."""
+    for fmt in (None, 1, RUN_FORMAT):
+        m = upgrade_config(_seem(fmt)).method
+        assert (m.prompt_version, m.fusion_veto_days, m.frame_retry) == (2, None, False)
+    kept = upgrade_config(_seem(RUN_FORMAT, prompt_version=3, fusion_veto_days=3, frame_retry=True)).method
+    assert (kept.prompt_version, kept.fusion_veto_days, kept.frame_retry) == (3, 3, True)
+    for config in BUNDLED:
+        saved = OmegaConf.load(config)
+        if saved.method._target_ == "methods.seem.method.SEEM":
+            m = upgrade_config(saved).method
+            assert (m.prompt_version, m.fusion_veto_days, m.frame_retry, m.get("passage_turns")) == (2, None, False, None)
+
+
+def test_every_seem_code_default_is_the_shipped_default() -> None:
+    import inspect
+
+    from methods.seem.method import SEEM
+
+    params = inspect.signature(SEEM.__init__).parameters
+    for key, value in OmegaConf.to_container(OmegaConf.load(ROOT / "conf/method/seem.yaml")).items():
+        if key not in ("_target_", "name"):
+            default = params[key].default
+            assert (list(default) if isinstance(default, tuple) else default) == value, key
+
+
 def test_code_defaults_are_the_shipped_defaults() -> None:
     """A format-1 config that leaves a key out gets what conf/ ships (no second default)."""
     from evaluation.conversations.locomo import LoCoMoProtocol

@@ -4,10 +4,14 @@ handed in as plain dicts by the layer above: evaluation/ never reads a method's 
 `index` is {"extracts": bool, "folder": str | None, "corpora": {corpus_id: counters | None}}:
 `extracts` false for a method whose index is the text itself (Vanilla, Embedding RAG); a
 corpus whose counters are None had no readable index folder. Counts of several corpora add up.
+SEEM's extras: `fusion` (judged, merged, contradicting; pairs vetoed before the judge and judged
+pairs refused, where the index has them) and `frame_retry` (frame replies asked again, and
+what a retry left unfixed).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from ..runs.health_file import Check
@@ -19,7 +23,7 @@ SCOPE = "index"
 def _sum(corpora: list[dict[str, Any]]) -> dict[str, Any]:
     total: dict[str, Any] = {"units": 0, "empty": {}, "at_least": set(), "names": 0, "names_not_noun_phrase": 0,
                              "name_samples": [], "example_copies": 0, "copy_samples": [], "fusion": None,
-                             "validation": None, "values": 0}
+                             "validation": None, "frame_retry": None, "passages": 0, "values": 0}
     for c in corpora:
         total["units"] += int(c.get("units", 0))
         for key, (n_empty, n_units) in (c.get("empty") or {}).items():
@@ -31,21 +35,42 @@ def _sum(corpora: list[dict[str, Any]]) -> dict[str, Any]:
         total["values"] += int(c.get("values") or c.get("names", 0))  # values the copies were counted over
         total["name_samples"] += list(c.get("name_samples") or [])
         total["copy_samples"] += list(c.get("copy_samples") or [])
-        validation = (c.get("extra") or {}).get("validation")
+        extra = c.get("extra") or {}
+        total["passages"] += int(extra.get("passages", 0))
+        validation = extra.get("validation")
         if validation:
             v = total["validation"] or {}
             for kind, (n, of) in (validation.get("dropped") or {}).items():
                 a, b = v.get(kind, [0, 0])
                 v[kind] = [a + int(n), b + int(of)]
             total["validation"] = v
-        fusion = (c.get("extra") or {}).get("fusion")
+        fusion = extra.get("fusion")
         if fusion:
-            f = total["fusion"] or {"judged": 0, "merged": 0, "contradicting": 0, "contradicting_reasons": []}
+            f = total["fusion"] or {"judged": 0, "merged": 0, "contradicting": 0, "contradicting_reasons": [],
+                                    "vetoed": Counter(), "refused": Counter()}
             for key in ("judged", "merged", "contradicting"):
                 f[key] += int(fusion.get(key, 0))
             f["contradicting_reasons"] += list(fusion.get("contradicting_reasons") or [])
+            f["vetoed"].update(fusion.get("vetoed") or {})
+            f["refused"].update(fusion.get("refused") or {})
             total["fusion"] = f
+        if extra.get("frame_retry") is not None:
+            total["frame_retry"] = (total["frame_retry"] or Counter()) + Counter(extra["frame_retry"])
     return total
+
+
+def _counts(c: Counter[str]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(c.items()))
+
+
+def _retry_check(t: dict[str, Any], th: dict[str, Any]) -> Check:
+    r, n = t["frame_retry"], t["passages"]
+    left = sum(v for k, v in r.items() if k.startswith("left_"))
+    return check("frame_retry", SCOPE, share(left, n), th.get("retry_left", {}),
+                 f"{r['asked']} of {n} frame replies asked again (no events {r['asked_no_events']}, summary "
+                 f"copying the passage's opening {r['asked_summary_copies_opening']}); left after the retry: "
+                 f"no events {r['left_no_events']}, copied opening {r['left_summary_copies_opening']} "
+                 f"({r['summary_cleared']} cleared beside events); retry failed {r['failed']}")
 
 
 def _empty_check(t: dict[str, Any], th: dict[str, Any]) -> Check:
@@ -105,12 +130,17 @@ def index_checks(index: dict[str, Any] | None, th: dict[str, Any]) -> list[Check
     if fusion is not None:
         rate = share(fusion["merged"], fusion["judged"])
         judged_enough = fusion["judged"] >= int(th["merge_rate"].get("min_judged", 0))
+        gates = (f"; {sum(fusion['vetoed'].values())} pairs vetoed before the judge ({_counts(fusion['vetoed'])})"
+                 if fusion["vetoed"] else "") + (f"; judged, not merged: {_counts(fusion['refused'])}"
+                                                  if fusion["refused"] else "")
         out.append(check("fusion_merge_rate", SCOPE, rate, th["merge_rate"],
                          f"{fusion['merged']} of {fusion['judged']} judged frame pairs merged" +
-                         ("" if judged_enough else ": too few to judge"),
+                         ("" if judged_enough else ": too few to judge") + gates,
                          status=None if judged_enough else "ok"))
         against = fusion["contradicting"]
         out.append(check("contradicting_merges", SCOPE, share(against, fusion["merged"]), th["contradicting_merges"],
                          f"{against} of {fusion['merged']} merges give a reason saying the frames differ" +
                          (f", e.g. {fusion['contradicting_reasons'][0]!r}" if against else "")))
+    if t["frame_retry"] is not None:
+        out.append(_retry_check(t, th))
     return out

@@ -4,7 +4,8 @@ The inspect_ai way: a run folder is never rewritten; it is migrated on read. Two
 stamped (absent = 0, every folder made before this module):
 - `run_format` in config.yaml: what a config means. Code defaults now equal the shipped
   defaults, so a format-0 config that lacks a key gets the value that key's absence meant when
-  the run was made (`INTRODUCED`), before anything is instantiated from it.
+  the run was made (`INTRODUCED`), before anything is instantiated from it; a key added after
+  the last format change fills a config of any format that lacks it (`until_format` None).
 - `run_format` in meta.json: how the artifacts are laid out. Format 0 kept per-question
   diagnostics inside judgments.jsonl and wrote no `presentation` block into metrics.json;
   format-0 protocol descriptions left out the judge version. Formats 0 and 1 recorded no
@@ -41,7 +42,7 @@ from model_access.errors import ConfigError
 
 from ..conversations.locomo import CATEGORY_5_BY_JUDGE, JUDGE_PROMPTS
 
-RUN_FORMAT = 3  # 3: GSW's issue-26 settings (INTRODUCED until=3); artifacts laid out as in 2
+RUN_FORMAT = 3  # 3: GSW's issue-26 settings (INTRODUCED until_format=3); artifacts laid out as in 2
 
 EPBENCH = "evaluation.epbench.protocol.EpBenchProtocol"
 LOCOMO = "evaluation.conversations.locomo.LoCoMoProtocol"
@@ -68,14 +69,18 @@ class FormatError(ValueError):
 
 @dataclass(frozen=True)
 class Introduced:
-    """A setting added after runs were made without it: `before` is what its absence meant in
-    a config of a run format below `until` (configs from `until` on carry the key)."""
+    """A setting added after runs were made without it: `before` is what its absence meant.
+
+    `until_format`: the config format from which every saved config has the key (1 for the
+    settings that predate run_format). None: the key came after the last format change, so a
+    config of any format that lacks it was saved before it existed (saved configs are the
+    resolved config, which holds every key of its day), and gets `before`."""
 
     node: str  # "method" or "dataset.protocol"
     target: str  # the class whose parameter it is
     key: str
     before: Any
-    until: int = 1
+    until_format: int | None = 1
 
 
 INTRODUCED = (
@@ -90,11 +95,15 @@ INTRODUCED = (
     Introduced("method", GRAPHRAG, "community_report_max_tokens", None),
     # issue 26 (run format 3): GSW's conversation frame, session dates, space-time inheritance,
     # kind checks and the paper's summary budget; saved runs keep the behaviour they were made with
-    Introduced("method", GSW, "speaker_frame", False, until=3),
-    Introduced("method", GSW, "unit_dates", False, until=3),
-    Introduced("method", GSW, "space_time_join", "since", until=3),
-    Introduced("method", GSW, "validate_kinds", False, until=3),
-    Introduced("method", GSW, "summary_version", 1, until=3),
+    Introduced("method", GSW, "speaker_frame", False, until_format=3),
+    Introduced("method", GSW, "unit_dates", False, until_format=3),
+    Introduced("method", GSW, "space_time_join", "since", until_format=3),
+    Introduced("method", GSW, "validate_kinds", False, until_format=3),
+    Introduced("method", GSW, "summary_version", 1, until_format=3),
+    # SEEM, issue 26: the same-event-first judge, the veto before it, the frame retry
+    Introduced("method", SEEM, "prompt_version", 2, None),
+    Introduced("method", SEEM, "fusion_veto_days", None, None),
+    Introduced("method", SEEM, "frame_retry", False, None),
 )
 
 # (where, key, value): identity keys that hash as absent at this value (runs were named before
@@ -112,6 +121,9 @@ HASHED_AS_ABSENT = (
     (GSW, "space_time_join", "since"),
     (GSW, "validate_kinds", False),
     (GSW, "summary_version", 1),
+    (SEEM, "passage_turns", None),
+    (SEEM, "frame_retry", None),  # params() holds the retry prompt's version, None when off
+    (SEEM, "fusion_veto_days", None),
 )
 
 
@@ -140,8 +152,8 @@ def _node(cfg: dict[str, Any], path: str) -> dict[str, Any] | None:
 
 
 def upgrade_config(cfg: DictConfig | dict[str, Any]) -> DictConfig:
-    """The config as today's code must read it: moved class paths mapped, and in a format-0
-    config every introduced key it lacks set to what its absence meant. Returns a copy."""
+    """The config as today's code must read it: moved class paths mapped, and every introduced
+    key a config of an older format lacks set to what its absence meant. Returns a copy."""
     fmt = config_format(cfg)
     data = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else copy.deepcopy(cfg)
     assert isinstance(data, dict)
@@ -149,8 +161,10 @@ def upgrade_config(cfg: DictConfig | dict[str, Any]) -> DictConfig:
     if protocol is not None and "_target_" in protocol:
         protocol["_target_"] = current_target(protocol["_target_"])
     for rule in INTRODUCED:
+        if rule.until_format is not None and fmt >= rule.until_format:
+            continue
         node = _node(data, rule.node)
-        if fmt < rule.until and node is not None and node.get("_target_") == rule.target and rule.key not in node:
+        if node is not None and node.get("_target_") == rule.target and rule.key not in node:
             node[rule.key] = rule.before
     return OmegaConf.create(data)
 

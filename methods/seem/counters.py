@@ -8,26 +8,25 @@
   unlike the guard this cannot check that the passage lacks it: the examples are invented so
   that no data holds them.
 - fusion: judged pairs, merges, and merges whose own reason says the frames differ (the judge
-  wrote "a different event" and the verdict still merged), with their reasons.
+  wrote "a different event" and the verdict still merged), with their reasons; pairs the veto
+  kept from the judge (memory.json `vetoed`) and, under prompt version 3, why judged pairs did
+  not merge.
+- frame retry (`frame_retry: true`): from summary.json, frames asked again because they had no
+  event or copied the passage's opening, and what was left after the retry.
 """
 
 from __future__ import annotations
 
 import json
-import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from ..base import IndexCounters
 from ..output_guard import name_counts, norm
 from .prompts import EXAMPLE_VALUES
+from .verdict import CONTRADICTS
 
-# a merge reason that says the two frames are not one event (the fuse-judge's "weak" wording,
-# and its variants in the bundled decisions)
-CONTRADICTS = re.compile(
-    r"\b(?:(?:a |is a |are |describes? a )?different (?:events?|episodes?|people|participants)"
-    r"|not the same (?:event|episode)|unrelated|should not be merged|cannot be merged|distinct events?)\b",
-    re.I)
 _EXAMPLES = [f" {norm(v)} " for v in EXAMPLE_VALUES if len(norm(v).split()) > 1]
 
 
@@ -45,18 +44,27 @@ def _event_values(frames: list[dict[str, Any]]) -> list[str]:
     return [v for v in out if v]
 
 
-def fusion_counts(decisions: list[dict[str, Any]]) -> dict[str, Any]:
+def fusion_counts(decisions: list[dict[str, Any]], vetoed: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     merged = [d for d in decisions if d.get("merged")]
     against = [d for d in merged if CONTRADICTS.search(str(d.get("reason", "")))]
-    return {"judged": len(decisions), "merged": len(merged), "contradicting": len(against),
-            "contradicting_reasons": [f"{d.get('new')}->{d.get('existing')}: {str(d.get('reason', ''))[:160]}"
-                                      for d in against]}
+    out: dict[str, Any] = {
+        "judged": len(decisions), "merged": len(merged), "contradicting": len(against),
+        "contradicting_reasons": [f"{d.get('new')}->{d.get('existing')}: {str(d.get('reason', ''))[:160]}"
+                                  for d in against]}
+    if vetoed:
+        out["vetoed"] = dict(sorted(Counter(str(v.get("veto")) for v in vetoed).items()))
+    refused = Counter(str(d["refused"]) for d in decisions if d.get("refused"))
+    if refused:
+        out["refused"] = dict(sorted(refused.items()))
+    return out
 
 
 def seem_counters(folder: Path) -> IndexCounters | None:
     if not (folder / "memory.json").exists():
         return None
     memory = json.loads((folder / "memory.json").read_text(encoding="utf-8"))
+    summary_path = folder / "summary.json"
+    summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.exists() else {}
     graph_path = folder / "graph.json"
     graph = json.loads(graph_path.read_text(encoding="utf-8")) if graph_path.exists() else None
     frames = memory.get("frames", [])
@@ -73,4 +81,5 @@ def seem_counters(folder: Path) -> IndexCounters | None:
     return IndexCounters(
         units=len(frames), empty=empty, names=n, names_not_noun_phrase=bad, name_samples=samples,
         example_copies=len(copies), copy_samples=sorted({c[:80] for c in copies})[:5],
-        extra={"passages": len(passages), "fusion": fusion_counts(memory.get("decisions", []))})
+        extra={"passages": len(passages), "fusion": fusion_counts(memory.get("decisions", []), memory.get("vetoed")),
+               **({"frame_retry": summary["frame_retry"]} if "frame_retry" in summary else {})})

@@ -22,7 +22,7 @@ from datasets.types import Corpus, Question
 
 from ..base import IndexCounters, IndexStore, MemoryMethod, Retrieval, Services
 from .counters import seem_counters
-from .frames import Frame, Passage, extract_passage, frame_from_record, split_passages
+from .frames import Frame, Passage, extract_passage, frame_from_record, retry_counts, split_passages
 from .fusion import Fusion, Memory, decision_counts, embed_frames
 from .graph import (
     GraphLayer,
@@ -33,9 +33,10 @@ from .graph import (
     top_facts,
 )
 from .guard import GUARD_VERSION
-from .prompts import PROMPT_VERSION
+from .prompts import RETRY_VERSION, prompt_tag
 from .retrieval import BM25Frames, dense_ranking, graph_ranking, rrf
 from .rpe import FRAME_DATES, FRAME_SOURCES, expand, fit_tokens, render_context, shown_frames
+from .veto import DateParts, dates_in
 
 RETRIEVERS = {"dense", "bm25", "ppr"}
 
@@ -56,14 +57,15 @@ class SEEMIndex:
 
 class SEEM(MemoryMethod):
     def __init__(self, services: Services, name: str | None = None, *, mode: str = "batch",
-                 segments: int = 4, window_turns: int | None = None, max_passages: int | None = None,
-                 fusion: bool = True, fusion_top_k: int = 3, fusion_threshold: float = 0.6,
-                 fusion_max_provenance: int | None = 8,
+                 segments: int = 4, window_turns: int | None = None, passage_turns: int | None = None,
+                 max_passages: int | None = None, prompt_version: int = 3,
+                 frame_retry: bool = True, fusion: bool = True, fusion_top_k: int = 3, fusion_threshold: float = 0.6,
+                 fusion_max_provenance: int | None = 8, fusion_veto_days: int | None = 3,
                  graph: bool = True, node_merge_threshold: float = 0.9, rpe: bool = True,
                  retrievers: list[str] | tuple[str, ...] = ("dense", "bm25", "ppr"), top_k: int = 5,
                  candidates: int = 50, rrf_k: int = 60, ppr_damping: float = 0.5, seed_top_k: int = 5,
                  seed_threshold: float = 0.5, top_facts: int = 10, max_concurrent_passages: int = 4,
-                 frame_max_tokens: int = 700, facts_max_tokens: int = 450, judge_max_tokens: int = 120,
+                 frame_max_tokens: int = 700, facts_max_tokens: int = 450, judge_max_tokens: int = 160,
                  merge_max_tokens: int = 700, extraction_key: str = "date_and_text",
                  frame_sources: str = "all_kept", frame_dates: str = "spoken"):
         super().__init__(services, name)
@@ -84,10 +86,14 @@ class SEEM(MemoryMethod):
         if top_k < 1 or segments < 1:
             raise ValueError("seem top_k and segments must be >= 1")
         self.mode, self.segments, self.window_turns, self.max_passages = mode, segments, window_turns, max_passages
+        self.passage_turns = passage_turns
+        split_passages(Corpus("check", ()), window_turns, max_passages, passage_turns)  # settings check
+        self.prompt_tag, self.frame_retry = prompt_tag(prompt_version), frame_retry
         self.fusion_on, self.graph_on, self.rpe = fusion, graph, rpe
         self.fusion = Fusion(services.indexer, services.embedder, top_k=fusion_top_k, threshold=fusion_threshold,
                              judge_max_tokens=judge_max_tokens, merge_max_tokens=merge_max_tokens,
-                             max_provenance=fusion_max_provenance)
+                             max_provenance=fusion_max_provenance, prompt_version=prompt_version,
+                             veto_days=fusion_veto_days)
         self.node_merge_threshold = node_merge_threshold
         self.retrievers = list(retrievers)
         self.top_k, self.candidates, self.rrf_k = top_k, candidates, rrf_k
@@ -101,14 +107,16 @@ class SEEM(MemoryMethod):
         return seem_counters(folder)
 
     def params(self) -> dict[str, Any]:
-        """What defines the index (retrieval settings do not: retrieval ablations share one)."""
+        """What defines the index (retrieval settings do not: retrieval ablations share one).
+        Keys added since the bundled runs hash as absent at their old value (upgrade.py)."""
         f = self.fusion
-        return {"prompt_version": PROMPT_VERSION, "guard_version": GUARD_VERSION, "mode": self.mode,
+        return {"prompt_version": self.prompt_tag, "guard_version": GUARD_VERSION, "mode": self.mode,
                 "segments": self.segments if self.mode == "incremental" else None,
-                "window_turns": self.window_turns, "with_date": self.with_date,
-                "max_passages": self.max_passages, "fusion": self.fusion_on,
+                "window_turns": self.window_turns, "passage_turns": self.passage_turns, "with_date": self.with_date,
+                "max_passages": self.max_passages,
+                "frame_retry": RETRY_VERSION if self.frame_retry else None, "fusion": self.fusion_on,
                 "fusion_top_k": f.top_k, "fusion_threshold": f.threshold,
-                "fusion_max_provenance": f.max_provenance, "graph": self.graph_on,
+                "fusion_max_provenance": f.max_provenance, "fusion_veto_days": f.veto_days, "graph": self.graph_on,
                 "node_merge_threshold": self.node_merge_threshold, "frame_max_tokens": self.frame_max_tokens,
                 "facts_max_tokens": self.facts_max_tokens, "judge_max_tokens": f.judge_max_tokens,
                 "merge_max_tokens": f.merge_max_tokens}
@@ -129,7 +137,8 @@ class SEEM(MemoryMethod):
             async with sem:
                 rec = await extract_passage(self.services.indexer, p, graph=self.graph_on,
                                             frame_max_tokens=self.frame_max_tokens,
-                                            facts_max_tokens=self.facts_max_tokens, with_date=self.with_date)
+                                            facts_max_tokens=self.facts_max_tokens, with_date=self.with_date,
+                                            retry=self.frame_retry)
             shared.save_json(name, rec)
             return p.id, rec
 
@@ -138,7 +147,7 @@ class SEEM(MemoryMethod):
     async def build_index(self, corpus: Corpus) -> SEEMIndex:
         t0 = time.perf_counter()
         store, shared = self.services.store(corpus.id), self.services.store("_passages")
-        passages = split_passages(corpus, self.window_turns, self.max_passages)
+        passages = split_passages(corpus, self.window_turns, self.max_passages, self.passage_turns)
         by_id = {p.id: p for p in passages}
         order = {p.id: p.order for p in passages}
         if store.exists("memory.json") and store.exists("summary.json"):
@@ -169,10 +178,11 @@ class SEEM(MemoryMethod):
     async def _build_memory(self, passages: list[Passage], order: dict[str, int], shared: IndexStore,
                             store: IndexStore, stats: dict[str, int]) -> tuple[Memory, dict[str, dict]]:
         memory = Memory()
-        self.fusion.skipped = 0
+        self.fusion.reset()
+        written = self._written(passages)
         if self.mode == "batch":
             records = await self._records(passages, shared, stats)
-            await self._fuse(memory, self._frames(memory, passages, records), order, "batch")
+            await self._fuse(memory, self._frames(memory, passages, records), order, "batch", written)
             return memory, records
         records: dict[str, dict] = {}
         for s, seg in enumerate(_segments(passages, self.segments), start=1):
@@ -184,33 +194,47 @@ class SEEM(MemoryMethod):
                 continue
             memory.vectors = await embed_frames(self.services.embedder, memory.frames)
             local = Memory(next_id=memory.next_id)
-            await self._fuse(local, self._frames(local, seg, seg_records), order, f"segment{s}:within")
+            await self._fuse(local, self._frames(local, seg, seg_records), order, f"segment{s}:within", written)
             memory.next_id = local.next_id
             memory.decisions.extend(local.decisions)
-            await self._fuse(memory, local.frames, order, f"segment{s}:across")
+            memory.vetoed.extend(local.vetoed)
+            await self._fuse(memory, local.frames, order, f"segment{s}:across", written)
             store.save_json(name, memory.to_json())
         return memory, records
 
     def _frames(self, memory: Memory, passages: list[Passage], records: dict[str, dict]) -> list[Frame]:
         return [frame_from_record(memory.new_id(), p.id, records[p.id], p.text) for p in passages]
 
-    async def _fuse(self, memory: Memory, frames: list[Frame], order: dict[str, int], stage: str) -> None:
+    def _written(self, passages: list[Passage]) -> dict[str, list[DateParts]] | None:
+        """The calendar dates written in each passage: the veto's dates for a frame whose events
+        carry none (an EpBench chapter names its day; its frame may hold no event)."""
+        if not self.fusion_on or self.fusion.veto_days is None:
+            return None
+        return {p.id: dates_in(p.text) for p in passages}
+
+    async def _fuse(self, memory: Memory, frames: list[Frame], order: dict[str, int], stage: str,
+                    written: dict[str, list[DateParts]] | None = None) -> None:
         if not self.fusion_on:
             memory.frames.extend(frames)
             return
         for f in frames:  # in corpus order: each new frame meets the memory built so far
-            await self.fusion.add(memory, f, order, stage)
+            await self.fusion.add(memory, f, order, stage, written)
 
     def _stats(self, passages: list[Passage], records: dict[str, dict], memory: Memory,
                graph: GraphLayer | None, seconds: float) -> dict[str, Any]:
         recs = [records[p.id] for p in passages]
+        fusion = {**decision_counts(memory.decisions), "skipped_provenance_limit": self.fusion.skipped}
+        if self.fusion.veto_days is not None:  # new keys only where the new settings are on
+            fusion["vetoed"] = {k: sum(v["veto"] == k for v in memory.vetoed) for k in ("dates", "participants")}
+        extra = {"frame_retry": retry_counts(recs)} if self.frame_retry else {}
+        if self.passage_turns or self.window_turns:
+            extra["units"] = len({p.unit_id for p in passages})
         return {"passages": len(passages), "distinct_passages": len({self._key(p) for p in passages}),
                 "frames_before_fusion": len(passages), "frames_after_fusion": len(memory.frames),
                 "frame_failed": sum(r["frame_status"] == "failed" for r in recs),
                 "facts_failed": sum(r["facts_status"] == "failed" for r in recs),
                 "guard": dict(sum((Counter(r.get("guard", {})) for r in recs), Counter())),
-                "fusion": {**decision_counts(memory.decisions), "skipped_provenance_limit": self.fusion.skipped},
-                **(graph.stats() if graph else {}),
+                **extra, "fusion": fusion, **(graph.stats() if graph else {}),
                 "build_seconds": round(seconds, 3), "mode": self.mode}
 
     # -- retrieval -------------------------------------------------------------------------

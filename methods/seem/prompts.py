@@ -2,15 +2,29 @@
 system message opens with a `[SEEM:<kind>]` tag so logs, caches and the scripted test server
 can tell the kinds apart.
 
-Changing any text here changes the cache keys of that call kind: bump PROMPT_VERSION so that
-index folders built with older prompts are not reused.
+Changing any text here changes the cache keys of that call kind. A prompt change is a new
+prompt version (`prompt_version` in conf/method/seem.yaml, part of the index identity); the older
+version's texts stay here, so runs saved under it replay their cached calls unchanged:
+- 2: the judge gives a coherence level, then a reason, and the level alone decides the merge;
+- 3: the judge first says, slot by slot, whether the frames are one event (participants, time,
+  place), then the level, then the reason (`JUDGE_V3`, schemas.SameEventVerdict). Frame, facts
+  and merge prompts are those of version 2 (their cached calls are reused).
+The frame retry turn (`frame_retry_turn`, `frame_retry: true`) is versioned by RETRY_VERSION.
 """
 
 from __future__ import annotations
 
 import json
 
-PROMPT_VERSION = "seem-prompts-2"
+PROMPT_VERSIONS = (2, 3)
+RETRY_VERSION = "seem-frame-retry-1"
+
+
+def prompt_tag(version: int) -> str:
+    """The index-identity name of a prompt version ("seem-prompts-2" as saved indexes hash it)."""
+    if version not in PROMPT_VERSIONS:
+        raise ValueError(f"seem prompt_version must be one of {PROMPT_VERSIONS}, not {version!r}")
+    return f"seem-prompts-{version}"
 
 Messages = list[dict[str, str]]
 
@@ -76,6 +90,30 @@ episode (the same happening, told in two places), so that they can be merged.
 - weak: different events, even if the people or the topic are the same.
 Reply with one JSON object: {"level": "strong" | "moderate" | "weak", "reason": "..."}"""
 
+# Version 3: identity before coherence. Under version 2 the 0.5B judge wrote the level first and
+# then a reason that often contradicted it ("Frame B describes a different event" with
+# "moderate"); here the slots that make an event one event come first, the level after them.
+JUDGE_V3 = """[SEEM:fuse-judge] You decide whether two memory frames tell of one and the same
+event (one happening, told in two places), so that they can be merged. Answer in this order:
+- same_participants: "yes" when the same people take part, "no" when the frames name different
+  people, "unclear" when one names nobody.
+- same_time: "yes" when the dates fit one moment, "no" when they give different days or months,
+  "unclear" when one gives no date.
+- same_place: "yes", "no" (different places), or "unclear" (one names no place).
+- same_event: "yes" only when it is one happening. The same people, topic or hobby on different
+  occasions is not one event. Any "no" above means "no".
+- level: strong (clearly the same event), moderate (one episode told in parts, e.g. a plan and
+  its outcome, a question and its answer), weak (different events). weak whenever same_event is "no".
+- reason: one short sentence.
+Reply with one JSON object only."""
+
+FRAME_RETRY = """Your reply {problems}. Read the passage again and reply with a corrected JSON
+object: a summary of 1-2 sentences in your own words (never starting with the passage's own
+words), and the events of this passage: who did what, when and where, with names as the passage
+writes them."""
+RETRY_PROBLEMS = {"summary_copies_opening": "copies the opening of the passage as its summary",
+                  "no_events": "lists no event of this passage"}
+
 MERGE = """[SEEM:fuse-merge] You merge two memory frames that describe the same event into one
 frame (JSON with summary and events, the same shape as the inputs). Keep every distinct
 detail from both (participants, times, places, reasons, methods), drop repetitions, keep
@@ -101,9 +139,18 @@ def facts_messages(text: str, date: str | None) -> Messages:
     return _with_example(FACTS, EXAMPLE_FACTS, text, date)
 
 
-def judge_messages(first: str, second: str) -> Messages:
-    return [{"role": "system", "content": JUDGE},
+def judge_messages(first: str, second: str, version: int = 3) -> Messages:
+    system = JUDGE if version == 2 else JUDGE_V3
+    return [{"role": "system", "content": system},
             {"role": "user", "content": f"Frame A:\n{first}\n\nFrame B:\n{second}"}]
+
+
+def frame_retry_turn(messages: Messages, reply: str, problems: list[str]) -> Messages:
+    """The frame call again, with the first reply and what was wrong with it (a new request, so
+    a new cache key; the first call's key, and its cached reply, are unchanged)."""
+    said = " and ".join(RETRY_PROBLEMS[p] for p in problems)
+    return [*messages, {"role": "assistant", "content": reply},
+            {"role": "user", "content": FRAME_RETRY.format(problems=said)}]
 
 
 def merge_messages(first: dict, second: dict) -> Messages:

@@ -43,8 +43,28 @@ class FactsOutput(BaseModel):
     facts: Bounded(Quadruple, 10) = Field(default_factory=list)
 
 
+# Prompt version 2's verdict: the level alone decided, and the 0.5B judge wrote it before its
+# reason. Its docstring is part of the JSON schema sent with every judge call (the response
+# format), hence of the saved runs' cache keys: leave it as it is.
 class FusionVerdict(BaseModel):
     """Whether two frames describe the same event, and how coherently they would merge."""
 
+    level: Literal["strong", "moderate", "weak"]
+    reason: Short(200) = ""
+
+
+Check = Literal["yes", "no", "unclear"]
+
+
+# Its docstring, too, is sent with every version-3 judge call: an edit is a new prompt version.
+class SameEventVerdict(BaseModel):
+    """Prompt version 3. Fields in generation order (a JSON grammar writes them in schema
+    order): the event's identity slot by slot, then whether it is one event, and only then how
+    coherently the two would merge, and last the reason."""
+
+    same_participants: Check
+    same_time: Check
+    same_place: Check
+    same_event: Literal["yes", "no"]
     level: Literal["strong", "moderate", "weak"]
     reason: Short(200) = ""

@@ -1,9 +1,12 @@
 """Scripted replies for SEEM's prompt kinds: valid JSON derived from the prompt text.
 
 Frames: one event per sentence or turn that names someone (two-word names, or the speaker of a
-'Name: text' turn), with its date and place. Facts: first name -- 'with' --> other names of a
-sentence. Judge: strong when two frames share a date and a participant, moderate when they share
-two participants, else weak. Merge: the union of both frames' events. Deterministic.
+'Name: text' turn), with its date and place; the summary names the people, then quotes the first
+sentence (so it never copies the passage's opening). A frame retry turn is answered from the
+passage of the first turn. Facts: first name -- 'with' --> other names of a sentence. Judge:
+strong when two frames share a date and a participant, moderate when they share two
+participants, else weak; the version-3 fields say the same slot by slot (same_time "no" when
+both frames have dates and share none). Merge: the union of both frames' events. Deterministic.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ def _user(messages: list[dict[str, str]]) -> str:
 
 
 def _passage(messages: list[dict[str, str]]) -> tuple[str, str]:
-    user = _user(messages)
+    user = [m["content"] for m in messages if m["role"] == "user" and "Passage:\n" in m["content"]][-1]
     date = user.split("\n", 1)[0].removeprefix("Passage date: ")
     return date, user.split("Passage:\n", 1)[1] if "Passage:\n" in user else user
 
@@ -56,7 +59,9 @@ def frame(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
                        "time": dates[0] if dates else "", "time_raw": dates[0] if dates else "",
                        "location": places[0] if places else "", "reason": "", "method": ""})
     first = _sentences(text)[:1]
-    return json.dumps({"summary": first[0][:300] if first else "", "events": events[:6]})
+    people = ", ".join(_names(text)[:3]) or "Someone"
+    return json.dumps({"summary": f"{people} in this passage: {first[0][:250]}" if first else "",
+                       "events": events[:6]})
 
 
 def facts(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
@@ -82,7 +87,11 @@ def judge(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
     nb = {n for n in re.findall(_NAME, b) if n.split()[0] not in _SKIP}
     shared = na & nb
     level = "strong" if da & db and shared else "moderate" if len(shared) >= 2 else "weak"
-    return json.dumps({"level": level, "reason": f"shared dates {sorted(da & db)}, names {sorted(shared)}"})
+    same_time = "yes" if da & db else "no" if da and db else "unclear"
+    same_people = "yes" if shared else "no" if na and nb else "unclear"
+    return json.dumps({"same_participants": same_people, "same_time": same_time, "same_place": "unclear",
+                       "same_event": "yes" if level != "weak" else "no", "level": level,
+                       "reason": f"shared dates {sorted(da & db)}, names {sorted(shared)}"})
 
 
 def merge(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
