@@ -70,6 +70,7 @@ class ChatModelConfig:
     timeout_s: float = 120.0
     max_tokens: int = 1024
     json_mode: str = "json_schema"
+    grammar: str = "auto"  # text-format replies: GBNF on a local llama.cpp (auto) | gbnf | none
     json_repair_attempts: int = 2
     context_window: int | None = None
     seed: int | None = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -17,6 +18,7 @@ from .gate import CallGate, CallSettings, Paid, Retry
 from .loop_clients import LoopClients
 from .repeat_stop import RULES, cut_whole
 from .streaming import streamed_until_repeat
+from .text_format import GRAMMAR_CHOICES, TextFormat, sdk_arguments
 from .usage import UsageLedger
 
 M = TypeVar("M", bound=BaseModel)
@@ -38,7 +40,10 @@ class ChatModel:
     `model` is what the endpoint is asked for; `model_revision` (e.g. a GGUF sha256) joins the
     cache key so that two different files served under one name never share cached answers.
     `settings` (budget, dry run or replay, Batch API queue) says how the run pays; every fresh
-    call goes through the client's model_access.gate.CallGate.
+    call goes through the client's model_access.gate.CallGate. `grammar`: whether a reply in a
+    text format (`complete_format`) is constrained by the format's GBNF grammar: `auto` when the
+    endpoint is a local llama.cpp server (`server` set), `gbnf` always (a remote llama.cpp),
+    `none` never (plain text, parsed and repaired the same way).
     """
 
     def __init__(
@@ -61,9 +66,12 @@ class ChatModel:
         ledger: UsageLedger | None = None,
         server: Any = None,
         settings: CallSettings | None = None,
+        grammar: str = "auto",
     ):
         if json_mode not in {"json_schema", "json_object", "none"}:
             raise ConfigError(f"json_mode must be json_schema, json_object or none, not {json_mode!r}")
+        if grammar not in GRAMMAR_CHOICES:
+            raise ConfigError(f"grammar must be one of {', '.join(GRAMMAR_CHOICES)}, not {grammar!r}")
         self.model = model
         self.base_url = base_url
         self.api_key_env = api_key_env
@@ -74,6 +82,7 @@ class ChatModel:
         self.timeout_s = timeout_s
         self.max_tokens = max_tokens
         self.json_mode = json_mode
+        self.grammar = grammar
         self.json_repair_attempts = json_repair_attempts
         self.context_window = context_window
         self.seed = seed
@@ -123,6 +132,11 @@ class ChatModel:
         """Close this loop's HTTP client; call it inside the loop before `asyncio.run` returns."""
         await self._clients.aclose()
 
+    @property
+    def takes_grammars(self) -> bool:
+        """Whether requests carry a text format's GBNF grammar (llama.cpp's `grammar` field)."""
+        return self.grammar == "gbnf" or (self.grammar == "auto" and self.server is not None)
+
     # -- calls -----------------------------------------------------------------------------
     def _request(self, messages: list[dict[str, str]], max_tokens: int | None,
                  response_format: dict[str, Any] | None, sampling: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -167,11 +181,16 @@ class ChatModel:
         response_format: dict[str, Any] | None = None,
         sampling: dict[str, Any] | None = None,
         stop_repeats: str | None = None,
+        text_format: TextFormat | None = None,
     ) -> ChatResult:
         """One chat completion (temperature 0 unless `sampling` says otherwise), from the cache
         when seen before. `stop_repeats` (a rule of model_access.repeat_stop.RULES) streams the
-        reply and ends it at its first repeated item or run of words; the rule joins the key."""
+        reply and ends it at its first repeated item or run of words; the rule joins the key.
+        `text_format`: the reply's layout (`complete_format`): its grammar joins the request
+        where the endpoint takes grammars, and a dry run answers with a placeholder in it."""
         req = self._request(messages, max_tokens, response_format, sampling)
+        if text_format is not None and text_format.grammar and self.takes_grammars:
+            req["grammar"] = text_format.grammar
         payload = self._key_payload(req)
         if stop_repeats is not None:
             if stop_repeats not in RULES or "n" in req:
@@ -182,7 +201,7 @@ class ChatModel:
         if hit is None:
             async with self.gate.claim([key]) as todo:  # a second job on this node waits, then hits
                 if todo:
-                    return await self._fresh(key, req, stop_repeats)
+                    return await self._fresh(key, req, stop_repeats, text_format)
                 hit = self.cache.get(key)
                 assert hit is not None
         self.gate.hit(self.display_name, hit["prompt_tokens"], hit["completion_tokens"],
@@ -190,7 +209,8 @@ class ChatModel:
         return ChatResult(_cut(hit["text"], stop_repeats), hit["prompt_tokens"], hit["completion_tokens"], True,
                           self.display_name, tuple(hit.get("choices") or ()))
 
-    async def _fresh(self, key: str, req: dict[str, Any], stop_repeats: str | None = None) -> ChatResult:
+    async def _fresh(self, key: str, req: dict[str, Any], stop_repeats: str | None = None,
+                     text_format: TextFormat | None = None) -> ChatResult:
         """Pay for one call through the gate (the caller holds the key's in-flight lock)."""
 
         def connect() -> Any:
@@ -199,13 +219,13 @@ class ChatModel:
             async def call() -> Any:
                 if stop_repeats is not None:
                     return await streamed_until_repeat(client, req, stop_repeats)
-                return await client.chat.completions.create(**req)
+                return await client.chat.completions.create(**sdk_arguments(req))
             return call
 
         return await self.gate.pay(
             self.display_name, (prompt_tokens_of(req["messages"]), req["max_tokens"]), connect,
             lambda resp: _paid(key, req, resp, self.display_name),
-            dry=lambda recorder: recorder.chat(self, req),
+            dry=lambda recorder: recorder.chat(self, req, text_format),
             retry=Retry(f"chat[{self.display_name}]", self.max_attempts, self.backoff_base_s),
             batched=lambda queue: self._batched(queue, key, req, stop_repeats))
 
@@ -244,22 +264,59 @@ class ChatModel:
         its first repeated top-level list item).
         """
         fmt = self._response_format(output_model)
+
+        def ask(convo: list[dict[str, str]]) -> Awaitable[ChatResult]:
+            return self.complete(convo, max_tokens=max_tokens, response_format=fmt, stop_repeats=stop_repeats)
+
+        def repair(error: str) -> str:
+            return ("That reply is not valid JSON for the required schema (" + " ".join(error.splitlines()[:6])
+                    + "). Reply again with only the corrected JSON object.")
+
+        return await self._validated(messages, ask, lambda text: output_model.model_validate_json(
+            _strip_fences(text)), repair, f"{output_model.__name__} JSON")
+
+    async def complete_format(
+        self,
+        messages: list[dict[str, str]],
+        text_format: TextFormat[M],
+        *,
+        max_tokens: int | None = None,
+        stop_repeats: str | None = None,
+    ) -> tuple[M, ChatResult]:
+        """Structured output in a text layout of the caller's (model_access.text_format), with
+        the same bounded repair loop as `complete_json`: a reply the format's decoder refuses is
+        shown back with the decoder's message (which names the bad line). The format's grammar
+        constrains decoding where the endpoint takes grammars (`grammar`); elsewhere the reply
+        is plain text, validated the same way.
+        """
+        def ask(convo: list[dict[str, str]]) -> Awaitable[ChatResult]:
+            return self.complete(convo, max_tokens=max_tokens, stop_repeats=stop_repeats, text_format=text_format)
+
+        def repair(error: str) -> str:
+            return ("That reply does not follow the required format (" + " ".join(error.splitlines()[:6])
+                    + "). Reply again with the whole corrected reply only, in the same format.")
+
+        return await self._validated(messages, ask, text_format.decode, repair,
+                                     f"{text_format.model.__name__} reply ({text_format.name})")
+
+    async def _validated(self, messages: list[dict[str, str]],
+                         ask: Callable[[list[dict[str, str]]], Awaitable[ChatResult]],
+                         parse: Callable[[str], M], repair: Callable[[str], str], what: str) -> tuple[M, ChatResult]:
+        """Ask, parse, and on a refused reply ask again with the reply and the error appended, at
+        most `json_repair_attempts` times; every attempt is cached, so a rerun replays them."""
         convo = list(messages)
         raw_outputs: list[str] = []
         for _attempt in range(self.json_repair_attempts + 1):
-            result = await self.complete(convo, max_tokens=max_tokens, response_format=fmt,
-                                         stop_repeats=stop_repeats)
+            result = await ask(convo)
             raw_outputs.append(result.text)
             try:
-                return output_model.model_validate_json(_strip_fences(result.text)), result
+                return parse(result.text), result
             except (ValidationError, ValueError) as exc:
-                error = str(exc).splitlines()[:6]
                 convo = [*convo,  # keep earlier attempts: each retry is a new request, not a cache hit
                          {"role": "assistant", "content": result.text},
-                         {"role": "user", "content": "That reply is not valid JSON for the required "
-                          "schema (" + " ".join(error) + "). Reply again with only the corrected JSON object."}]
+                         {"role": "user", "content": repair(str(exc))}]
         raise JsonOutputError(
-            f"chat[{self.display_name}]: no valid {output_model.__name__} JSON after "
+            f"chat[{self.display_name}]: no valid {what} after "
             f"{len(raw_outputs)} attempt(s); last output began: {raw_outputs[-1][:200]!r}",
             raw_outputs,
         )

@@ -5,7 +5,8 @@ Calls whose prompts do not depend on earlier replies (chapter-level index calls,
 built from the retrieved context, judge prompts) are counted exactly. Calls that do depend on
 replies see placeholders instead: free text of the predicted output length, and for structured
 output an object that satisfies the JSON schema with `json_items` entries per list, its strings
-drawn from the names in the prompt. Calls fed by structured replies (GSW's Reconciler and entity
+drawn from the names in the prompt (a reply in a text layout, model_access.text_format: that
+object written in the layout). Calls fed by structured replies (GSW's Reconciler and entity
 summaries) are therefore modelled, not known; the size of that error is measured against
 scripted-server runs in tests/test_estimate.py and stated in the README.
 """
@@ -116,8 +117,9 @@ class DryRecorder:
             seen.update(d for _, d in hashes)
         return hit
 
-    def chat(self, client: Any, req: dict[str, Any]) -> Any:
-        """Count one uncached chat call and return a placeholder reply of the predicted length."""
+    def chat(self, client: Any, req: dict[str, Any], text_format: Any = None) -> Any:
+        """Count one uncached chat call and return a placeholder reply of the predicted length
+        (`text_format`: the reply's layout, for a placeholder the caller can decode)."""
         from .budget import prompt_tokens_of
         from .chat import ChatResult
 
@@ -126,7 +128,11 @@ class DryRecorder:
         fmt = req.get("response_format") or {}
         out = round(self.ratio(stage) * req["max_tokens"])
         last = str(req["messages"][-1].get("content", ""))
-        if fmt.get("type") == "json_schema":
+        if text_format is not None:
+            model = text_format.model
+            text = text_format.encode(model.model_validate(schema_instance(
+                model.model_json_schema(), words=_names(last), items=self.json_items)))
+        elif fmt.get("type") == "json_schema":
             text = _json(schema_instance(fmt["json_schema"]["schema"], words=_names(last),
                                          items=self.json_items))
         elif fmt.get("type") == "json_object":

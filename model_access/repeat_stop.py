@@ -1,5 +1,5 @@
-"""End a looping reply at its first repeat: a repeated JSON list item (the JSON is closed there)
-or a repeated run of words in plain text.
+"""End a looping reply at its first repeat: a repeated JSON list item (the JSON is closed there),
+a repeated block of a line-layout reply, or a repeated run of words in plain text.
 
 Greedy decoding on a small model can loop: the same entity or verb-phrase object is written
 again and again until the grammar's item bound or `max_tokens` ends the reply. Those repeats
@@ -11,6 +11,12 @@ identical, after parsing and leaving out its `id` key, to an earlier item of the
 the reply (looping entities count their ids up: e4, e5, ... with the same name and roles); the
 text is cut after the previous item and the open brackets are closed. Nested lists (an entity's
 roles, a verb phrase's questions) are never cut.
+
+Line layouts (model_access.text_format) have the same rule one level up: a block is a line that
+does not start with whitespace plus the indented lines under it (an entity with its roles and
+states, an action with its questions), and a block identical to an earlier one, its head's first
+word left out when that is an id, ends the reply before it. A single line is not the unit: two
+entities may well both have the role line " r guest".
 
 The cut is a pure function of the reply's text, so cutting a streamed reply as it arrives and
 cutting the whole reply afterwards give the same text; streaming only saves the tokens.
@@ -96,6 +102,13 @@ class RepeatScanner:
                     parent.last_item_end = i + 1
         return None
 
+    def finish(self) -> Cut | None:
+        """The reply has ended: what is still pending is complete (the text stays the reply's)."""
+        if self.cut is None:
+            self.feed(" ")
+            self.text = self.text[:-1]
+        return self.cut
+
     def _repeated(self, lst: _Open, item: str) -> bool:
         try:
             value = json.loads(item)
@@ -157,6 +170,13 @@ class NgramScanner:
             self._seen[gram] = start
         return None
 
+    def finish(self) -> Cut | None:
+        """The reply has ended: its last word is complete (the text stays the reply's)."""
+        if self.cut is None:
+            self.feed(" ")
+            self.text = self.text[:-1]
+        return self.cut
+
     def _close(self, first: int, repeat_start: int) -> Cut:
         ends = [m.end() for m in _SENTENCE_END.finditer(self.text, first, repeat_start + 1)]
         end = ends[-1] if ends else repeat_start
@@ -168,15 +188,72 @@ def cut_text_repeats(text: str, n: int = TEXT_NGRAM) -> Cut | None:
     return NgramScanner(n).feed(text + " ")
 
 
+_HEAD_ID = re.compile(r"[A-Za-z]+\d+(?=\s|$)")
+
+
+class LineBlockScanner:
+    """The line-layout counterpart of RepeatScanner: blocks (a head line and the indented lines
+    under it) are compared once complete, i.e. when the next head line is; blank lines are
+    ignored. The cut keeps the text before the repeated block, which ends with its newline."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.cut: Cut | None = None
+        self._pos = 0  # start of the first line not read yet
+        self._start = 0  # offset of the current block's head line
+        self._block: list[str] = []
+        self._seen: set[tuple[str, ...]] = set()
+
+    def feed(self, piece: str) -> Cut | None:
+        if self.cut is not None:
+            return self.cut
+        self.text += piece
+        while self.cut is None and (end := self.text.find("\n", self._pos)) >= 0:
+            self._line(self._pos, end)
+            self._pos = end + 1
+        return self.cut
+
+    def finish(self) -> Cut | None:
+        """The reply has ended: its last line and block are complete."""
+        if self.cut is None and self._pos < len(self.text):
+            self._line(self._pos, len(self.text))
+            self._pos = len(self.text)
+        if self.cut is None:
+            self._close()
+        return self.cut
+
+    def _line(self, start: int, end: int) -> None:
+        line = self.text[start:end].rstrip()
+        if not line:
+            return
+        if line[0].isspace():
+            self._block.append(line)
+            return
+        self._close()
+        if self.cut is None:
+            self._start, self._block = start, [_HEAD_ID.sub("", line, count=1)]
+
+    def _close(self) -> None:
+        if not self._block:
+            return
+        canon = tuple(self._block)
+        if canon in self._seen:
+            self.cut = Cut(self.text[:self._start], self._start, "lines")
+        self._seen.add(canon)
+
+
 # rule -> the name that joins the cache key of every call using it
-RULES = {"json_items": "repeated_top_level_item_ignoring_id/v1", "text_ngrams": f"repeated_{TEXT_NGRAM}_words/v1"}
+RULES = {"json_items": "repeated_top_level_item_ignoring_id/v1", "text_ngrams": f"repeated_{TEXT_NGRAM}_words/v1",
+         "line_blocks": "repeated_line_block_ignoring_id/v1"}
 
 
-def scanner_for(rule: str) -> RepeatScanner | NgramScanner:
-    """A fresh scanner for a rule name of RULES (`json_items` for structured replies,
-    `text_ngrams` for prose)."""
+def scanner_for(rule: str) -> RepeatScanner | NgramScanner | LineBlockScanner:
+    """A fresh scanner for a rule name of RULES (`json_items` for JSON replies, `line_blocks`
+    for line layouts, `text_ngrams` for prose)."""
     if rule == "json_items":
         return RepeatScanner()
+    if rule == "line_blocks":
+        return LineBlockScanner()
     if rule == "text_ngrams":
         return NgramScanner(TEXT_NGRAM)
     raise ValueError(f"unknown repeat-stop rule {rule!r}; choose one of {sorted(RULES)}")
@@ -184,5 +261,7 @@ def scanner_for(rule: str) -> RepeatScanner | NgramScanner:
 
 def cut_whole(rule: str, text: str) -> str:
     """A whole reply under a rule: its cut text, or the text itself when nothing repeats."""
-    cut = scanner_for(rule).feed(text + " ")
+    scanner = scanner_for(rule)
+    scanner.feed(text)
+    cut = scanner.finish()
     return cut.text if cut is not None else text

@@ -14,6 +14,7 @@ import openai
 from .budget import prompt_tokens_of
 from .errors import StreamCutShort
 from .repeat_stop import scanner_for
+from .text_format import sdk_arguments
 
 
 @dataclass
@@ -47,7 +48,8 @@ async def streamed_until_repeat(client: openai.AsyncOpenAI, req: dict[str, Any],
     server's generation there. Completion tokens are the streamed pieces (one token each on
     llama.cpp); a cut reply has no server usage record, so its prompt is counted in o200k."""
     scanner = scanner_for(rule)
-    stream = await client.chat.completions.create(**req, stream=True, stream_options={"include_usage": True})
+    stream = await client.chat.completions.create(**sdk_arguments(req), stream=True,
+                                                  stream_options={"include_usage": True})
     pieces, finish, usage, cut = 0, None, None, None
     try:
         async for chunk in stream:
@@ -64,11 +66,11 @@ async def streamed_until_repeat(client: openai.AsyncOpenAI, req: dict[str, Any],
         await stream.close()
     if cut is None and finish is None:
         raise StreamCutShort(f"the stream closed after {pieces} piece(s) without a finish reason")
-    if cut is None:  # the last word is complete only now (the same text as a whole-reply cut)
-        cut = scanner.feed(" ")
+    if cut is None:  # the last word (or line) is complete only now (the same text as a whole-reply cut)
+        cut = scanner.finish()
     if cut is not None:
         return _StreamedReply([_Choice(_Message(cut.text), "repeat_stop")],
                               _Usage(prompt_tokens_of(req["messages"]), pieces), cut.at)
     pt = int(getattr(usage, "prompt_tokens", 0) or 0) or prompt_tokens_of(req["messages"])
     ct = int(getattr(usage, "completion_tokens", 0) or 0) or pieces
-    return _StreamedReply([_Choice(_Message(scanner.text[:-1]), finish)], _Usage(pt, ct), None)
+    return _StreamedReply([_Choice(_Message(scanner.text), finish)], _Usage(pt, ct), None)
