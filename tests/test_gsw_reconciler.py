@@ -330,6 +330,10 @@ def test_operator_failure_is_recorded_not_fatal() -> None:
                 return model.model_validate({"entities": [{"id": "e1", "name": "Ava Stone"}]}), None
             return model.model_validate({"links": []}), None
 
+        async def complete_format(self, messages: list[dict[str, str]], fmt: Any, max_tokens: int | None = None,
+                                  stop_repeats: str | None = None):
+            return await self.complete_json(messages, fmt.model, max_tokens, stop_repeats)
+
     stages = OperatorStages(Flaky(), StageSettings(chunk_sentences=1))
     out, coref = asyncio.run(stages.extract(Unit("7", "Ava Stone sang. Two birds flew. Ava Stone left.", 0)))
     assert coref == "ok"

@@ -104,6 +104,9 @@ INTRODUCED = (
     Introduced("method", SEEM, "prompt_version", 2, None),
     Introduced("method", SEEM, "fusion_veto_days", None, None),
     Introduced("method", SEEM, "frame_retry", False, None),
+    # issue 27: GSW's compact wire format (Operator and space-time replies as lines); saved runs
+    # were made with JSON replies
+    Introduced("method", GSW, "wire", "json", None),
 )
 
 # (where, key, value): identity keys that hash as absent at this value (runs were named before
@@ -124,6 +127,7 @@ HASHED_AS_ABSENT = (
     (SEEM, "passage_turns", None),
     (SEEM, "frame_retry", None),  # params() holds the retry prompt's version, None when off
     (SEEM, "fusion_veto_days", None),
+    (GSW, "wire", "json"),
 )
 
 

@@ -31,6 +31,7 @@ from .reconciler import Reconciler, chunk_workspace
 from .render import to_dot
 from .schemas import QuestionEntities
 from .summaries import entities_by_chapter, summarise
+from .wire import WIRE_VERSION
 from .workspace import ChunkRecord, FactIndex, Workspace, render_text
 
 
@@ -88,7 +89,7 @@ class GSW(MemoryMethod):
                  match_top_k: int = 20, ner_match_threshold: float = 0.8, ner_match_top_k: int = 5,
                  max_entries: int | None = 17, ner_max_tokens: int = 200, stop_repeats: bool = True,
                  speaker_frame: bool = True, unit_dates: bool = True, space_time_join: str = "inherit",
-                 summary_version: int = 2, validate_kinds: bool = True):
+                 summary_version: int = 2, validate_kinds: bool = True, wire: str = "compact"):
         super().__init__(services, name)
         checks = {"reconcile_scope": (reconcile_scope, {"chapter", "global"}),
                   "entity_resolution": (entity_resolution, {"exact", "embedding_llm"}),
@@ -105,7 +106,7 @@ class GSW(MemoryMethod):
             situating_context=situating_context, space_time=space_time, coref_max_tokens=coref_max_tokens,
             situate_max_tokens=situate_max_tokens, operator_max_tokens=operator_max_tokens,
             spacetime_max_tokens=spacetime_max_tokens, stop_repeats=stop_repeats, speaker_frame=speaker_frame,
-            unit_dates=unit_dates)
+            unit_dates=unit_dates, wire=wire)
         self.space_time = space_time
         self.reconcile = ReconcileSettings(
             resolution=entity_resolution, er_candidates=er_candidates, er_threshold=er_threshold,
@@ -128,8 +129,9 @@ class GSW(MemoryMethod):
 
     def params(self) -> dict[str, Any]:
         """What defines the index: the fields of its three settings records (QA settings are not
-        among them: ablations of retrieval share one index)."""
-        return {"prompt_version": PROMPT_VERSION, "guard_version": GUARD_VERSION, **asdict(self.settings),
+        among them: ablations of retrieval share one index), and the compact wire's version."""
+        wire = {"wire_version": WIRE_VERSION} if self.settings.wire == "compact" else {}
+        return {"prompt_version": PROMPT_VERSION, "guard_version": GUARD_VERSION, **wire, **asdict(self.settings),
                 **asdict(self.workspace), **asdict(self.reconcile)}
 
     @classmethod

@@ -1,7 +1,9 @@
 """The per-chapter LLM stages before reconciliation: coreference rewrite, chunking, optional
 situating context, the Operator, and space-time coupling. Each is its own cached call, so a
-rerun or a resumed index replays them for free. A chunk whose Operator JSON stays invalid after
-the bounded repair loop is kept, marked failed, and counted; the chapter goes on.
+rerun or a resumed index replays them for free. A chunk whose Operator reply stays invalid after
+the bounded repair loop is kept, marked failed, and counted; the chapter goes on. The Operator
+and space-time replies travel in the configured wire format (`wire`): `compact` (wire.py's line
+layout, grammar-constrained on llama.cpp) or `json` (the json_schema replies of older runs).
 """
 
 from __future__ import annotations
@@ -9,16 +11,21 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from datasets.types import Unit
 from model_access.errors import JsonOutputError
 
 from .frame import conversation_chunks, dated, framed_lines, parse_turns
 from .guard import guard_operator
-from .prompts import coref_messages, operator_messages, situate_messages, spacetime_messages
+from .prompts import WIRES, coref_messages, operator_messages, situate_messages, spacetime_messages
 from .schemas import OperatorOutput, SpaceTimeOutput
+from .wire import OPERATOR_FORMAT, SPACETIME_FORMAT
 from .workspace import ChunkRecord
+
+M = TypeVar("M", bound=BaseModel)
 
 _SEGMENTER: Any = None
 
@@ -78,12 +85,15 @@ class StageSettings:
     stop_repeats: bool = True  # end a looping reply at its first repeat (model_access.repeat_stop)
     speaker_frame: bool = True  # conversations: chunks of whole turns, speaker on every line (frame.py)
     unit_dates: bool = True  # a unit's timestamp heads each chunk, the situating text and its title
+    wire: str = "compact"  # Operator/space-time reply format: compact (wire.py) | json (older runs)
 
 
 class OperatorStages:
     """Runs the extraction stages of one chapter against one chat model."""
 
     def __init__(self, llm: Any, settings: StageSettings):
+        if settings.wire not in WIRES:
+            raise ValueError(f"gsw wire must be one of {list(WIRES)}, not {settings.wire!r}")
         self.llm = llm
         self.s = settings
 
@@ -92,6 +102,19 @@ class OperatorStages:
         Not used for coreference (a rewritten chapter may repeat the chapter's own phrases) nor
         space-time (replayed on the saved 20-chapter run, its cut dropped 9 distinct links)."""
         return {"stop_repeats": rule} if self.s.stop_repeats else {}
+
+    async def _structured(self, messages: list[dict[str, str]], model: type[M], max_tokens: int,
+                          stop: bool) -> M:
+        """One structured reply in the configured wire format (the repeat-stop rule that fits
+        it when `stop`): compact lines through the format's decoder, or JSON."""
+        if self.s.wire == "compact":
+            fmt = OPERATOR_FORMAT if model is OperatorOutput else SPACETIME_FORMAT
+            out, _ = await self.llm.complete_format(messages, fmt, max_tokens=max_tokens,
+                                                    **(self._stop("line_blocks") if stop else {}))
+        else:
+            out, _ = await self.llm.complete_json(messages, model, max_tokens=max_tokens,
+                                                  **(self._stop("json_items") if stop else {}))
+        return out
 
     async def coref(self, text: str) -> tuple[str, str]:
         """(text to chunk, status): the rewrite, or the original when the rewrite looks truncated."""
@@ -115,8 +138,8 @@ class OperatorStages:
         """Situate, Operator, space-time for one chunk; failures are written into the record."""
         rec.context = await self.situate(chapter_text, rec.text)
         try:
-            op, _ = await self.llm.complete_json(operator_messages(rec.text, rec.context), OperatorOutput,
-                                                 max_tokens=self.s.operator_max_tokens, **self._stop("json_items"))
+            op = await self._structured(operator_messages(rec.text, rec.context, self.s.wire), OperatorOutput,
+                                        self.s.operator_max_tokens, stop=True)
         except JsonOutputError as exc:
             rec.status, rec.error = "operator_failed", str(exc)[:500]
             return None, None
@@ -125,9 +148,9 @@ class OperatorStages:
         if not self.s.space_time or not kept.entities:
             return op, None
         try:
-            st, _ = await self.llm.complete_json(
-                spacetime_messages(rec.text, [(e.id, e.name) for e in kept.entities]), SpaceTimeOutput,
-                max_tokens=self.s.spacetime_max_tokens)
+            st = await self._structured(
+                spacetime_messages(rec.text, [(e.id, e.name) for e in kept.entities], self.s.wire), SpaceTimeOutput,
+                self.s.spacetime_max_tokens, stop=False)
         except JsonOutputError as exc:
             rec.status, rec.error = "spacetime_failed", str(exc)[:500]
             return op, None

@@ -2,14 +2,21 @@
 `[GSW:<kind>]` tag so logs, caches and the scripted test server can tell the kinds apart.
 
 Changing any text here changes the cache keys of that call kind: bump PROMPT_VERSION so that
-index folders built with older prompts are not reused.
+index folders built with older prompts are not reused. The Operator and space-time prompts come
+in two wire formats (`method.wire`): `json` (the replies of gsw-prompts-3) and `compact`, the
+line layout of wire.py, whose prompts are the JSON ones with the format's sentences replaced
+(`_for_lines`) and whose version is wire.WIRE_VERSION as well.
 """
 
 from __future__ import annotations
 
 import json
 
+from .schemas import OperatorOutput, SpaceTimeOutput
+from .wire import encode_operator, encode_spacetime
+
 PROMPT_VERSION = "gsw-prompts-3"
+WIRES = ("compact", "json")  # the Operator and space-time reply formats (method.wire)
 
 Messages = list[dict[str, str]]
 
@@ -128,6 +135,46 @@ SAME_ENTITY = """[GSW:same-entity] Two descriptions come from the same story. De
 refer to the same real-world entity (the same person, place, date, object or event).
 Reply with one JSON object: {"same": true} or {"same": false}."""
 
+
+
+def _for_lines(text: str, swaps: tuple[tuple[str, str], ...]) -> str:
+    """A JSON prompt rewritten for the line layout: each format sentence swapped (each must be
+    there, so an edit of the JSON prompt cannot leave the compact one describing JSON)."""
+    for old, new in swaps:
+        if text.count(old) != 1:
+            raise AssertionError(f"the JSON prompt no longer has {old[:50]!r}: update prompts._for_lines")
+        text = text.replace(old, new)
+    return text
+
+
+OPERATOR_LINES = _for_lines(OPERATOR, (
+    ("semantic map\nas JSON: who", "semantic map\nas lines: who"),
+    ("passage: answer_entity_ids holds the ids of the entities that answer it, answer_text a short\n"
+     "   answer when no entity fits. When the passage does not answer a question, leave both empty\n",
+     "passage: after \" = \", the ids of the entities that answer it, or a few words when no\n"
+     "   entity fits. When the passage does not answer a question, write no \" = \" and no answer\n"),
+    ("Reply with one JSON object of the same shape; kind is one of who, whom, what,\n"
+     "where, when, how, why. Leave out a field that would be empty. Keep lists short; do not repeat items.",
+     "Reply in the same line format, one item a line:\n"
+     "e<N> NAME                 an entity; the lines under it are indented by one space:\n"
+     " r ROLE                   a role of that entity\n"
+     " s STATE                  a state of the role above\n"
+     "v ACTION                  an action; under it, indented:\n"
+     " KIND QUESTION = ANSWER   a question about that action (KIND: who, whom, what, where, when,\n"
+     "                          how or why; ANSWER: entity ids such as e1 e4, or a few words)\n"
+     "f QUESTION = IDS          a question about what may come next, with its entities' ids\n"
+     "Entities first, then actions, then what may come next. Keep lists short; do not repeat items.")))
+
+SPACETIME_LINES = _for_lines(SPACETIME, (
+    ("still group them, with value null: a place", "still group them, with no value: a place"),
+    ("Reply with one JSON object of the same\n"
+     "shape, {\"links\": [...]}; reply {\"links\": []} when the passage puts no entities together and\n"
+     "gives no place and no time.",
+     "Reply in the same line format, one group a line:\n"
+     "space PLACE = IDS (entities at one place), time TIME = IDS (entities at one time), and\n"
+     "space = IDS when no place is named (time = IDS when no time is); reply none when the passage\n"
+     "puts no entities together and gives no place and no time.")))
+
 SUMMARY = """[GSW:entity-summary] Write a short factual account of what one chapter of a story
 says about one entity, from structured facts listed in story order: the entity's roles and
 states, the actions it takes part in, and where and when it is. Name every place and date the
@@ -151,12 +198,14 @@ writes it; never list a generic word such as "date", "location" or "event" on it
 first exchange below is a worked example. Reply with one JSON object: {"entities": ["..."]}."""
 
 
-def _with_example(system: str, example_user: str, example_reply: dict, user: str) -> Messages:
-    """System, then the worked example as its own exchange, then the real input last: the shared
-    prefix is byte-identical across calls of one kind, so the server reuses its KV cache."""
+def _with_example(system: str, example_user: str, example_reply: dict | str, user: str) -> Messages:
+    """System, then the worked example as its own exchange (a reply dict as JSON, a str as it
+    is), then the real input last: the shared prefix is byte-identical across calls of one kind,
+    so the server reuses its KV cache."""
+    reply = example_reply if isinstance(example_reply, str) else json.dumps(example_reply, ensure_ascii=False)
     return [{"role": "system", "content": system},
             {"role": "user", "content": example_user},
-            {"role": "assistant", "content": json.dumps(example_reply, ensure_ascii=False)},
+            {"role": "assistant", "content": reply},
             {"role": "user", "content": user}]
 
 
@@ -173,16 +222,27 @@ def situate_messages(chapter: str, chunk: str) -> Messages:
             {"role": "user", "content": f"Chapter:\n{chapter}\n\nExcerpt:\n{chunk}"}]
 
 
-def operator_messages(chunk: str, context: str = "") -> Messages:
+def operator_messages(chunk: str, context: str = "", wire: str = "json") -> Messages:
+    """The Operator's messages; `wire`: json (gsw-prompts-3) or compact (wire.py's lines)."""
     head = f"Background (where this passage sits): {context}\n\n" if context else ""
-    return _with_example(OPERATOR, f"Passage:\n{EXAMPLE_PASSAGE}", EXAMPLE_OPERATOR_REPLY,
-                         f"{head}Passage:\n{chunk}")
+    system, reply = ((OPERATOR_LINES, encode_operator(OperatorOutput.model_validate(EXAMPLE_OPERATOR_REPLY)))
+                     if _compact(wire) else (OPERATOR, EXAMPLE_OPERATOR_REPLY))
+    return _with_example(system, f"Passage:\n{EXAMPLE_PASSAGE}", reply, f"{head}Passage:\n{chunk}")
 
 
-def spacetime_messages(chunk: str, entities: list[tuple[str, str]]) -> Messages:
+def spacetime_messages(chunk: str, entities: list[tuple[str, str]], wire: str = "json") -> Messages:
+    """The space-time messages; `wire` as for operator_messages."""
     ex_entities = [(e["id"], e["name"]) for e in EXAMPLE_OPERATOR_REPLY["entities"]]
-    return _with_example(SPACETIME, f"Passage:\n{EXAMPLE_PASSAGE}\n\nEntities:\n{_listing(ex_entities)}",
-                         EXAMPLE_SPACETIME_REPLY, f"Passage:\n{chunk}\n\nEntities:\n{_listing(entities)}")
+    system, reply = ((SPACETIME_LINES, encode_spacetime(SpaceTimeOutput.model_validate(EXAMPLE_SPACETIME_REPLY)))
+                     if _compact(wire) else (SPACETIME, EXAMPLE_SPACETIME_REPLY))
+    return _with_example(system, f"Passage:\n{EXAMPLE_PASSAGE}\n\nEntities:\n{_listing(ex_entities)}",
+                         reply, f"Passage:\n{chunk}\n\nEntities:\n{_listing(entities)}")
+
+
+def _compact(wire: str) -> bool:
+    if wire not in WIRES:
+        raise ValueError(f"gsw wire must be one of {list(WIRES)}, not {wire!r}")
+    return wire == "compact"
 
 
 def forward_messages(chunk: str, questions: list[tuple[str, str, str]], known: list[str] | None = None) -> Messages:

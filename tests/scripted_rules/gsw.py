@@ -1,4 +1,5 @@
-"""Scripted replies for GSW's prompt kinds: plausible, valid JSON derived from the prompt text.
+"""Scripted replies for GSW's prompt kinds: plausible, valid JSON derived from the prompt text
+(Operator and space-time replies in the wire format the prompt's worked example uses).
 
 Entities are capitalised multi-word names and dates found in the passage; a place is a name
 after "at"/"in"; open "when"/"where" questions are answered by a later passage that has a date
@@ -36,6 +37,19 @@ def _names(text: str) -> list[str]:
 
 def _things(text: str) -> list[str]:
     return list(dict.fromkeys(_names(text) + re.findall(_DATE, text)))
+
+
+def _wire(messages: list[dict[str, str]], data: dict[str, Any], kind: str) -> str:
+    """The reply as JSON, or in methods/gsw/wire.py's lines when the example reply is not JSON."""
+    example = next((m["content"] for m in messages if m["role"] == "assistant"), "{")
+    if example.lstrip().startswith("{"):
+        return json.dumps(data)
+    from methods.gsw import wire
+    from methods.gsw.schemas import OperatorOutput, SpaceTimeOutput
+
+    if kind == "operator":
+        return wire.encode_operator(OperatorOutput.model_validate(data))
+    return wire.encode_spacetime(SpaceTimeOutput.model_validate(data))
 
 
 def _user(messages: list[dict[str, str]]) -> str:
@@ -77,7 +91,8 @@ def operator(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
              "answer_text": ""}]})
     people = [t for t in things if t not in places and not re.fullmatch(_DATE, t)]
     forward = [{"question": f"Where will {people[0]} go next?", "entity_ids": [ids[people[0]]]}] if people else []
-    return json.dumps({"entities": entities, "verb_phrases": verbs[:6], "forward_questions": forward})
+    return _wire(messages, {"entities": entities, "verb_phrases": verbs[:6], "forward_questions": forward},
+                 "operator")
 
 
 def spacetime(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
@@ -94,7 +109,7 @@ def spacetime(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
     dates = re.findall(_DATE, passage)
     if dates and ids:
         links.append({"kind": "time", "value": dates[0], "entity_ids": ids})
-    return json.dumps({"links": links})
+    return _wire(messages, {"links": links}, "spacetime")
 
 
 def forward(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
