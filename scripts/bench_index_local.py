@@ -9,8 +9,9 @@ machine), with no cache in the way, it sends GSW's own prompts for the first cha
 chunk situate -> Operator -> space-time, `--slots` chunks in flight like the index. Per call kind
 it prints calls, prompt tokens (and how many the server reused from its prompt cache), generated
 tokens, replies cut by max_tokens, prompt and generation tokens/s from the server's own timings,
-and calls/min. Variants: `schema` = GSW as configured (json_schema grammar), `no_schema` = the
-same calls with plain JSON mode (`json_object`), to price the grammar.
+and calls/min. Variants: `schema` = the JSON wire (json_schema grammar), `no_schema` = the
+same calls with plain JSON mode (`json_object`), to price the grammar, and `lines` = the compact
+wire (GSW's default: methods/gsw/wire.py's prompts and GBNF grammar).
 
 The projection multiplies the measured seconds per chunk by the book's chunk count (plus one
 coreference call per chapter). `--full` instead builds GSW's whole index of the book through
@@ -48,6 +49,7 @@ from methods.gsw.prompts import (  # noqa: E402
     spacetime_messages,
 )
 from methods.gsw.schemas import OperatorOutput, SpaceTimeOutput  # noqa: E402
+from methods.gsw.wire import OPERATOR_FORMAT, SPACETIME_FORMAT  # noqa: E402
 from model_access.local_models import MODELS  # noqa: E402
 from model_access.local_server import LlamaServerSpec, LocalServerPool, running_llama_servers  # noqa: E402
 
@@ -69,11 +71,13 @@ class Bench:
         self.rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
 
     async def call(self, kind: str, messages: list[dict[str, str]], max_tokens: int,
-                   response_format: dict[str, Any] | None = None) -> str:
+                   response_format: dict[str, Any] | None = None, grammar: str | None = None) -> str:
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0.0,
                                 "max_tokens": max_tokens}
         if response_format:
             body["response_format"] = response_format
+        if grammar:
+            body["grammar"] = grammar
         async with self.sem:
             t0 = time.perf_counter()
             r = await self.client.post("chat/completions", json=body)
@@ -88,7 +92,12 @@ class Bench:
         return data["choices"][0]["message"]["content"] or ""
 
 
-def _entities(reply: str) -> list[tuple[str, str]]:
+def _entities(reply: str, variant: str = "schema") -> list[tuple[str, str]]:
+    if variant == "lines":
+        try:
+            return [(e.id, e.name) for e in OPERATOR_FORMAT.decode(reply).entities]
+        except ValueError:
+            return []
     try:
         return [(e["id"], e["name"]) for e in json.loads(reply).get("entities", [])][:24]
     except (ValueError, TypeError, KeyError, AttributeError):
@@ -99,12 +108,16 @@ async def run_variant(bench: Bench, chapters: list[tuple[str, list[str]]], varia
     """GSW's per-chunk pipeline over the sampled chunks; returns wall seconds."""
     async def chunk(chapter: str, text: str) -> None:
         ctx = (await bench.call(f"situate/{variant}", situate_messages(chapter, text), s.situate_max_tokens)).strip()
-        op = await bench.call(f"operator/{variant}", operator_messages(text, ctx), s.operator_max_tokens,
-                              _schema(OperatorOutput, variant))
-        ents = _entities(op)
+        lines = variant == "lines"
+        wire = "compact" if lines else "json"
+        op = await bench.call(f"operator/{variant}", operator_messages(text, ctx, wire), s.operator_max_tokens,
+                              None if lines else _schema(OperatorOutput, variant),
+                              OPERATOR_FORMAT.grammar if lines else None)
+        ents = _entities(op, variant)
         if ents:
-            await bench.call(f"spacetime/{variant}", spacetime_messages(text, ents), s.spacetime_max_tokens,
-                             _schema(SpaceTimeOutput, variant))
+            await bench.call(f"spacetime/{variant}", spacetime_messages(text, ents, wire), s.spacetime_max_tokens,
+                             None if lines else _schema(SpaceTimeOutput, variant),
+                             SPACETIME_FORMAT.grammar if lines else None)
 
     t0 = time.perf_counter()
     await asyncio.gather(*(chunk(ch, c) for ch, cs in chapters for c in cs))
@@ -168,7 +181,7 @@ async def main() -> None:
     ap.add_argument("--chunks", type=int, default=8, help="chunks sampled (from the first chapters)")
     ap.add_argument("--slots", type=int, default=4, help="server slots = calls in flight")
     ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--variants", default="schema,no_schema")
+    ap.add_argument("--variants", default="lines,schema", help="lines (compact wire), schema, no_schema")
     ap.add_argument("--full", action="store_true", help="time GSW's whole index through run.py instead")
     ap.add_argument("--cache", default=None, help="--full: the cache its calls go to (default: a fresh one)")
     ap.add_argument("overrides", nargs="*", help="--full: extra run.py overrides, e.g. method.max_concurrent_chapters=2")

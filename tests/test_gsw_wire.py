@@ -267,3 +267,11 @@ def test_a_saved_gsw_run_reads_as_json_wire_and_replays_its_operator_calls(bundl
     for saved_chunk in chunks:
         rec = asyncio.run(replay(saved_chunk))
         assert (rec.status, rec.operator, rec.space_time) == ("ok", saved_chunk.operator, saved_chunk.space_time)
+
+
+def test_the_format_bench_prints_the_operator_token_ratio_last_and_it_meets_the_goal() -> None:
+    """scripts/bench_gsw_format.py on the 20-chapter bundle: no round-trip failure, R <= 0.6."""
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_gsw_format.py")], capture_output=True,
+                         text=True, timeout=300, check=True).stdout.strip().splitlines()
+    label, _, ratio = out[-1].rpartition(": ")
+    assert label == "Operator reply tokens compact/json" and 0.3 < float(ratio) <= 0.6, out
