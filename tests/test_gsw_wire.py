@@ -275,3 +275,48 @@ def test_the_format_bench_prints_the_operator_token_ratio_last_and_it_meets_the_
                          text=True, timeout=300, check=True).stdout.strip().splitlines()
     label, _, ratio = out[-1].rpartition(": ")
     assert label == "Operator reply tokens compact/json" and 0.3 < float(ratio) <= 0.6, out
+
+
+def test_both_wires_give_the_reconciler_the_same_chunks(scripted, tmp_path: Path) -> None:
+    """The same chapter through the scripted server in each wire: the compact calls carry the
+    compact prompts and no JSON schema, and every chunk's Operator and space-time data are equal."""
+    from datasets.types import Unit
+    from methods.gsw.operator import OperatorStages, StageSettings
+    from model_access.cache import ResponseCache
+    from model_access.chat import ChatModel
+
+    unit = Unit("1", "Ida Wren sailed to Bryn Cove on June 3, 2029. Ida Wren met Tobin Marwen at Bryn Cove. "
+                     "Tobin Marwen gave Ida Wren a map. Ida Wren left Bryn Cove with Tobin Marwen.", 0)
+    got = {}
+    for wire_name in ("json", "compact"):
+        llm = ChatModel(model="scripted", base_url=scripted.base_url, api_key_env=None, backoff_base_s=0.01,
+                        cache=ResponseCache(tmp_path / f"{wire_name}.sqlite"))
+
+        async def extract(llm: ChatModel = llm, wire_name: str = wire_name) -> list[Any]:
+            out, _ = await OperatorStages(llm, StageSettings(chunk_sentences=2, wire=wire_name)).extract(unit)
+            await llm.aclose()
+            return [(r.status, r.operator, r.space_time) for r, _, _ in out]
+        got[wire_name] = asyncio.run(extract())
+    assert got["compact"] == got["json"] and got["json"][0][1]["entities"] and got["json"][0][2]["links"]
+    ops = [r["body"] for r in scripted.requests if "[GSW:operator]" in r["body"]["messages"][0]["content"]]
+    assert [("response_format" in b, "as lines" in b["messages"][0]["content"]) for b in ops] == [
+        (True, False), (True, False), (False, True), (False, True)]
+    assert ops[-1]["stream"] is True  # the line_blocks repeat rule streams the reply
+
+
+def test_compact_indexes_carry_the_wire_version_and_json_ones_keep_their_names() -> None:
+    from evaluation.runs.upgrade import GSW as GSW_TARGET
+    from evaluation.runs.upgrade import index_identity_view, upgrade_config
+    from methods.gsw.method import GSW
+
+    compact, json_wire = GSW(services=None), GSW(services=None, wire="json")  # type: ignore[arg-type]
+    assert compact.params()["wire"] == "compact" and compact.params()["wire_version"] == wire.WIRE_VERSION
+    assert "wire_version" not in json_wire.params()
+    assert "wire" not in index_identity_view(GSW_TARGET, json_wire.params())  # as before the key existed
+    method = {"_target_": GSW_TARGET, "name": "gsw"}
+    for fmt, meant in ((None, "json"), (1, "json"), (2, "json")):  # configs written before the key
+        cfg = {"method": dict(method), **({"run_format": fmt} if fmt is not None else {})}
+        assert upgrade_config(cfg).method.wire == meant
+    assert "wire" not in upgrade_config({"method": dict(method), "run_format": 3}).method  # the code default
+    with pytest.raises(ValueError, match="wire"):
+        GSW(services=None, wire="yaml")  # type: ignore[arg-type]

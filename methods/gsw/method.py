@@ -25,7 +25,7 @@ from ..base import IndexCounters, IndexStore, MemoryMethod, Retrieval, Services,
 from .counters import gsw_counters
 from .guard import GUARD_VERSION
 from .operator import OperatorStages, StageSettings, outputs_of
-from .prompts import PROMPT_VERSION, ner_messages
+from .prompts import PROMPT_VERSION, WIRES, ner_messages
 from .qa import Entry, NameMatcher, entries_from, format_context, rank, select
 from .reconciler import Reconciler, chunk_workspace
 from .render import to_dot
@@ -96,7 +96,7 @@ class GSW(MemoryMethod):
                   "qa_input": (qa_input, {"summaries", "verb_phrases"}),
                   "match": (match, {"string", "embedding", "ner_embedding"}),
                   "space_time_join": (space_time_join, {"inherit", "since"}),
-                  "summary_version": (summary_version, {1, 2})}
+                  "summary_version": (summary_version, {1, 2}), "wire": (wire, set(WIRES))}
         for key, (value, allowed) in checks.items():
             if value not in allowed:
                 raise ValueError(f"gsw {key} must be one of {sorted(allowed)}, not {value!r}")
