@@ -126,6 +126,10 @@ class RecordingLLM:
             return model.model_validate({"entities": [{"id": "e1", "name": "Ada"}]}), None
         return model.model_validate({"links": []}), None
 
+    async def complete_format(self, messages: list[dict[str, str]], fmt: Any, max_tokens: int | None = None,
+                              **_: Any) -> tuple[Any, None]:
+        return await self.complete_json(messages, fmt.model, max_tokens)
+
 
 def _extract(settings: StageSettings, unit: Unit) -> tuple[list[Any], RecordingLLM]:
     llm = RecordingLLM()
