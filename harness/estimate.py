@@ -179,6 +179,9 @@ def compose(overrides: list[str]) -> DictConfig:
 def main(argv: list[str] | None = None) -> int:
     """`python -m harness.estimate method=gsw,vanilla dataset=epbench200 +experiment=paper [--json F]`."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if {"-h", "--help"} & set(args):
+        print(f"usage: memeval estimate [HYDRA OVERRIDES...] [--json FILE]\n\n{__doc__}")
+        return 0
     json_out = None
     if "--json" in args:
         i = args.index("--json")
