@@ -61,7 +61,7 @@ class Replay:
     def hit(self, client: Any, req: dict[str, Any], hit: dict[str, Any]) -> None:
         return None
 
-    def chat(self, client: Any, req: dict[str, Any]) -> NoReturn:
+    def chat(self, client: Any, req: dict[str, Any], text_format: Any = None) -> NoReturn:
         key = cache_key(client._key_payload(req)) if hasattr(client, "_key_payload") else "?"
         last = str((req.get("messages") or [{}])[-1].get("content", ""))
         self.refuse(f"chat {client.display_name} [stage {current_stage()}] key {key}: "
