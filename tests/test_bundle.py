@@ -296,3 +296,18 @@ def test_export_refuses_to_write_a_secret(made, tmp_path, monkeypatch) -> None:
     with pytest.raises(BundleError, match="a secret from the environment appears in"):
         export_bundle([run], "leaky", tmp_path / "results", log=lambda *_: None)
     assert not (tmp_path / "results" / "leaky").exists()
+
+
+def test_replay_takes_every_call_the_dry_protocol_sends() -> None:
+    """A replay and a cost estimate receive the same dry-protocol calls (model_access/gate.py): a
+    parameter added to one (text_format, with the compact GSW wire) must reach the other, or a
+    bundle's verify crashes where it should refuse."""
+    import inspect
+
+    from harness.replay import Replay
+    from model_access.dry import DryRecorder
+
+    for name in ("chat", "hit", "embed"):
+        shape = lambda f: [(p.kind, p.default is p.empty) for p in inspect.signature(f).parameters.values()]  # noqa: E731
+        ours, theirs = shape(getattr(Replay, name)), shape(getattr(DryRecorder, name))
+        assert ours == theirs, (name, ours, theirs)
