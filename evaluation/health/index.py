@@ -18,7 +18,8 @@ SCOPE = "index"
 
 def _sum(corpora: list[dict[str, Any]]) -> dict[str, Any]:
     total: dict[str, Any] = {"units": 0, "empty": {}, "at_least": set(), "names": 0, "names_not_noun_phrase": 0,
-                             "name_samples": [], "example_copies": 0, "copy_samples": [], "fusion": None}
+                             "name_samples": [], "example_copies": 0, "copy_samples": [], "fusion": None,
+                             "structured": None}
     for c in corpora:
         total["units"] += int(c.get("units", 0))
         for key, (n_empty, n_units) in (c.get("empty") or {}).items():
@@ -36,7 +37,23 @@ def _sum(corpora: list[dict[str, Any]]) -> dict[str, Any]:
                 f[key] += int(fusion.get(key, 0))
             f["contradicting_reasons"] += list(fusion.get("contradicting_reasons") or [])
             total["fusion"] = f
+        calls = (c.get("extra") or {}).get("structured_calls")
+        if calls:
+            sc = total["structured"] or {"chat_attempts": 0, "chat_failed": 0, "schema_invalid": 0, "failed_units": 0}
+            for key in sc:
+                sc[key] += int(calls.get(key, 0))
+            total["structured"] = sc
     return total
+
+
+def _structured_check(sc: dict[str, Any], th: dict[str, Any]) -> Check:
+    """Structured (JSON) extraction calls a package made that failed or missed its own schema
+    (`extra["structured_calls"]`: Graphiti, cognee), and the units whose ingestion failed."""
+    bad = sc["chat_failed"] + sc["schema_invalid"]
+    return check("structured_call_failures", SCOPE, share(bad, sc["chat_attempts"]), th["structured_failures"],
+                 f"{bad} of {sc['chat_attempts']} structured extraction calls failed or missed the package's "
+                 f"schema ({sc['chat_failed']} raised, {sc['schema_invalid']} invalid); "
+                 f"{sc['failed_units']} units failed to ingest")
 
 
 def _empty_check(t: dict[str, Any], th: dict[str, Any]) -> Check:
@@ -79,6 +96,8 @@ def index_checks(index: dict[str, Any] | None, th: dict[str, Any]) -> list[Check
                          (f", e.g. {', '.join(repr(s) for s in t['copy_samples'][:3])}" if t["copy_samples"] else "")))
     else:
         out.append(not_measured("example_copies", SCOPE, th["example_copies"], "no stored values readable"))
+    if t["structured"] is not None:
+        out.append(_structured_check(t["structured"], th))
     fusion = t["fusion"]
     if fusion is not None:
         rate = share(fusion["merged"], fusion["judged"])

@@ -29,6 +29,8 @@ from .proxy import ModelProxy
 from .worker_protocol import WorkerClient, WorkerError
 
 WORKERS = Path(__file__).parent / "workers"
+EGRESS_GUARD = WORKERS / "egress_guard"  # sitecustomize.py: refuses and records non-loopback connections
+EGRESS_LOG_ENV = "MEMEVAL_EGRESS_LOG"
 ANSWER_WITH = ("shared", "package")
 DONE = "index_done.json"
 
@@ -51,6 +53,14 @@ def unit_payload(corpus: Corpus) -> list[dict[str, Any]]:
     return out
 
 
+def egress_attempts(log: Path) -> int:
+    """Connections the egress guard refused (one JSON line each); 0 when it recorded none."""
+    try:
+        return sum(1 for line in log.read_text(encoding="utf-8").splitlines() if line.strip())
+    except FileNotFoundError:
+        return 0
+
+
 @dataclass
 class WorkerIndex:
     """What build_index returns: the corpus and the live worker holding its index."""
@@ -69,6 +79,9 @@ class ExternalMethod(MemoryMethod):
     # before the first header) is reported to the harness as uncapped. None: all text is capped.
     section_header: ClassVar[str | None] = None
     capped_sections: ClassVar[tuple[str, ...]] = ()
+    # True: the worker starts with the egress guard on its PYTHONPATH (every non-loopback
+    # connection refused and recorded in the index folder's egress.jsonl; counted in the run)
+    egress_guard: ClassVar[bool] = False
 
     def __init__(self, services: Services, name: str | None = None, setup: str = "auto",
                  chat_alias: str = "gpt-4o", embedding_alias: str = "text-embedding-3-small",
@@ -94,6 +107,14 @@ class ExternalMethod(MemoryMethod):
     def settings(self) -> dict[str, Any]:
         """The package settings sent to the worker (the paper's Tables 7-9)."""
         return {}
+
+    def worker_env_extra(self) -> dict[str, str]:
+        """Environment variables the package needs besides worker_env's (telemetry switches)."""
+        return {}
+
+    def units_for_worker(self, corpus: Corpus) -> list[dict[str, Any]]:
+        """The units as the worker receives them (a package may need more, e.g. dates)."""
+        return unit_payload(corpus)
 
     def params(self) -> dict[str, Any]:
         return {"package_env": f"{self.env_name}-{envs.SPECS[self.env_name].fingerprint()}",
@@ -168,24 +189,34 @@ class ExternalMethod(MemoryMethod):
             shutil.rmtree(folder)
         folder.mkdir(parents=True, exist_ok=True)
         url = self._proxy_url()
+        extra = dict(self.worker_env_extra())
+        egress_log = store.path("egress.jsonl").resolve()
+        if self.egress_guard:
+            egress_log.unlink(missing_ok=True)  # this worker's attempts only
+            extra.update({"PYTHONPATH": str(EGRESS_GUARD), EGRESS_LOG_ENV: str(egress_log)})
         worker = WorkerClient(
             self.env_name, envs.env_python(env_path), WORKERS / envs.SPECS[self.env_name].worker,
-            envs.worker_env(env_path, {}), cwd=store.path("cwd"), log_path=store.path("worker.log"))
+            envs.worker_env(env_path, extra), cwd=store.path("cwd"), log_path=store.path("worker.log"))
         self._workers.append(worker)
         opened = await self._job(worker, "open", {
             "index_dir": str(folder), "settings": self.settings(),
             "llm": {"base_url": url, "model": self.chat_alias},
             "embedding": {"base_url": url, "model": self.embedding_alias}}, 600)
+        units = self.units_for_worker(corpus)
         if done and done.get("corpus") == fingerprint:
-            reply = await self._job(worker, "load", {"units": unit_payload(corpus)}, 600)
+            reply = await self._job(worker, "load", {"units": units}, 600)
             info = {**done, "reused": True, "load_seconds": reply.get("seconds")}
         else:
-            reply = await self._job(worker, "index", {"units": unit_payload(corpus)}, self.index_timeout_s)
+            reply = await self._job(worker, "index", {"units": units}, self.index_timeout_s)
             info = {"corpus": fingerprint, "units": len(corpus.units), "seconds": reply.get("seconds"),
                     "package": opened["result"], "index": reply["result"],
                     "sampling_requested": reply["sampling_requested"]}
+            if self.egress_guard:
+                info["egress_attempts"] = egress_attempts(egress_log)
             store.save_json(DONE, info)
             info = {**info, "reused": False}
+        if self.egress_guard:
+            info["egress_log"] = str(egress_log)
         return WorkerIndex(corpus, worker, info)
 
     async def retrieve(self, index: WorkerIndex, question: Question) -> Retrieval:
@@ -202,6 +233,8 @@ class ExternalMethod(MemoryMethod):
                   "uncapped_text": self.uncapped_text(res["context_text"]),
                   "sampling_requested": reply["sampling_requested"],
                   **{k: v for k, v in res.items() if k not in {"context_text", "units"}}}
+        if self.egress_guard:  # this worker's refused connections so far (0 unless the package phoned home)
+            extras["egress_attempts"] = egress_attempts(Path(index.info["egress_log"]))
         return Retrieval(res["context_text"], units, extras)
 
     async def answer(self, index: WorkerIndex, question: Question, retrieval: Retrieval) -> NativeAnswer | None:

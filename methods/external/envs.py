@@ -1,6 +1,6 @@
 """One managed virtual environment per baseline package, created once, found by a hash of its pins.
 
-The three official packages cannot share an environment (GraphRAG pins openai < 3 through
+The official packages cannot share an environment (GraphRAG pins openai < 3 through
 litellm, HippoRAG2's published pins cannot be installed, LightRAG wants openai it does not
 declare), so each gets its own venv under $MEMEVAL_HOME/envs/<name>-<hash>. The hash covers the
 lock file, the no-deps extras, the stand-in modules and the Python version, so changing any pin
@@ -75,6 +75,9 @@ SPECS: dict[str, EnvSpec] = {
                          no_deps=("hipporag==2.0.0a4", "gritlm==1.0.2"),
                          standins={"vllm": VLLM_STANDIN}, worker="hipporag2_worker.py",
                          probe="hipporag"),
+    # graphiti-core with the embedded Kuzu driver (no server); locks/graphiti.in holds the pins
+    "graphiti": EnvSpec("graphiti", "graphiti.txt", worker="graphiti_worker.py",
+                        probe="graphiti_core.driver.kuzu_driver"),
 }
 
 
