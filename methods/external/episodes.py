@@ -60,15 +60,17 @@ def reference_time(unit: Unit) -> tuple[datetime, str]:
 
 
 def is_dialogue(corpus: Corpus) -> bool:
-    """True when every paragraph of every unit starts 'Speaker: ' (LoCoMo, LongMemEval sessions)."""
-    paragraphs = [p for u in corpus.units for p in u.text.split("\n\n") if p.strip()]
-    return bool(paragraphs) and all(_SPEAKER_LINE.match(p.strip()) for p in paragraphs)
+    """True when every unit opens with a 'Speaker: ' turn (LoCoMo, LongMemEval sessions; a
+    LongMemEval assistant turn may run over several paragraphs, so only the opening is read)."""
+    return bool(corpus.units) and all(_SPEAKER_LINE.match(u.text.lstrip()) for u in corpus.units)
 
 
-def dated_payload(corpus: Corpus) -> list[dict[str, Any]]:
-    """unit_payload plus each unit's ISO reference time and its source, in corpus order."""
+def dated_payload(corpus: Corpus, first: int | None = None) -> list[dict[str, Any]]:
+    """unit_payload plus each unit's ISO reference time and its source, in corpus order; only
+    the first `first` units when set (a cheap real run over the start of a conversation)."""
     out = []
-    for row, unit in zip(unit_payload(corpus), corpus.units, strict=True):
+    pairs = list(zip(unit_payload(corpus), corpus.units, strict=True))
+    for row, unit in pairs[:first] if first else pairs:
         when, source = reference_time(unit)
         out.append({**row, "reference_time": when.isoformat(), "time_source": source})
     return out

@@ -38,7 +38,7 @@ class GraphitiMethod(ExternalMethod):
                  episode_source: str = "auto", structured_output: str = "json_schema",
                  max_tokens: int | None = None, temperature: float | None = None, max_coroutines: int = 4,
                  on_episode_error: str = "record", source_description: str = "conversation session",
-                 **kw: Any):
+                 max_units: int | None = None, **kw: Any):
         super().__init__(services, name, **kw)
         if self.answer_with != "shared":
             raise ValueError("graphiti has no answer prompt of its own: answer_with must be 'shared'")
@@ -54,7 +54,8 @@ class GraphitiMethod(ExternalMethod):
             "structured_output": structured_output, "max_coroutines": max_coroutines,
             "on_episode_error": on_episode_error, "source_description": source_description}
         # None = the package default (LLMConfig: max_tokens 16384, temperature 1), never the environment
-        for key, value in (("max_tokens", max_tokens), ("temperature", temperature)):
+        # max_units: only the first N units become episodes (with scripts/subset_within.py --first N)
+        for key, value in (("max_tokens", max_tokens), ("temperature", temperature), ("max_units", max_units)):
             if value is not None:
                 self._settings[key] = value
 
@@ -69,7 +70,8 @@ class GraphitiMethod(ExternalMethod):
         if source == "auto":  # dialogue lines 'Speaker: text' are the package's message format
             source = "message" if is_dialogue(corpus) else "text"
         group = group_id(corpus.id)
-        return [{**u, "source": source, "group_id": group} for u in dated_payload(corpus)]
+        first = self._settings.get("max_units")
+        return [{**u, "source": source, "group_id": group} for u in dated_payload(corpus, first)]
 
     @classmethod
     def index_counters(cls, folder: Path) -> IndexCounters | None:

@@ -79,6 +79,14 @@ def _extract_edges(messages: Messages, req: dict[str, Any]) -> str:
                 edges.append({"source_entity_name": speaker, "target_entity_name": other,
                               "relation_type": "MENTIONS", "fact": f"{speaker} talked about {other}: {words}",
                               "valid_at": when or None, "invalid_at": None, "episode_indices": [0]})
+    if not edges:  # plain text (a chapter): the first two entities of each sentence that names two
+        for sentence in re.split(r"(?<=[.!?])\s+", _current(user)):
+            pair = [n for n in names if n in sentence][:2]
+            if len(pair) == 2 and len(edges) < 6:
+                edges.append({"source_entity_name": pair[0], "target_entity_name": pair[1],
+                              "relation_type": "APPEARS_WITH",
+                              "fact": f"{pair[0]} appears with {pair[1]}: {' '.join(sentence.split()[:8])}",
+                              "valid_at": when or None, "invalid_at": None, "episode_indices": [0]})
     return json.dumps({"edges": edges})
 
 

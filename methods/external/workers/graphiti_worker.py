@@ -75,12 +75,15 @@ def _counting_clients() -> tuple[type, type]:
         async def _generate_response(self, messages: Any, response_model: Any = None, *args: Any,
                                      **kwargs: Any) -> dict[str, Any]:
             TALLY["chat_attempts"] += 1
+            t0 = time.perf_counter()
             try:
                 out = await super()._generate_response(messages, response_model, *args, **kwargs)
             except Exception as exc:
                 TALLY["chat_failed"] += 1
                 TALLY[f"failed:{type(exc).__name__}"] += 1
                 raise
+            finally:
+                TALLY["chat_ms"] += round(1000 * (time.perf_counter() - t0))
             if response_model is not None:
                 try:  # counted only: the package validates (or not) exactly as it would
                     response_model.model_validate(out)
@@ -91,11 +94,19 @@ def _counting_clients() -> tuple[type, type]:
     class CountingEmbedder(OpenAIEmbedder):
         async def create(self, input_data: Any) -> list[float]:
             TALLY["embedding_requests"] += 1
-            return await super().create(input_data)
+            t0 = time.perf_counter()
+            try:
+                return await super().create(input_data)
+            finally:
+                TALLY["embedding_ms"] += round(1000 * (time.perf_counter() - t0))
 
         async def create_batch(self, input_data_list: list[str]) -> list[list[float]]:
             TALLY["embedding_requests"] += 1
-            return await super().create_batch(input_data_list)
+            t0 = time.perf_counter()
+            try:
+                return await super().create_batch(input_data_list)
+            finally:
+                TALLY["embedding_ms"] += round(1000 * (time.perf_counter() - t0))
 
     return CountingLLM, CountingEmbedder
 
@@ -190,7 +201,8 @@ def _episode_record(unit: dict[str, Any], result: Any, seconds: float) -> dict[s
 
 
 def _calls() -> dict[str, Any]:
-    out = {k: TALLY[k] for k in ("chat_attempts", "chat_failed", "schema_invalid", "embedding_requests")}
+    out = {k: TALLY[k] for k in ("chat_attempts", "chat_failed", "schema_invalid", "embedding_requests",
+                                 "chat_ms", "embedding_ms")}  # ms: summed over calls, which may overlap
     failures = {k.split(":", 1)[1]: v for k, v in TALLY.items() if k.startswith("failed:")}
     if failures:
         out["failures"] = failures
