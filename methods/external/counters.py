@@ -139,9 +139,7 @@ def structured_calls(episodes: list[dict[str, Any]]) -> dict[str, Any]:
 def graphiti_counters(folder: Path) -> IndexCounters | None:
     """Units: episodes (sessions, chapters); structures: facts (entity edges) and entities per
     episode, from the worker's per-episode record (index_done.json, package/episodes.json)."""
-    episodes = (_done(folder).get("index") or {}).get("episodes")
-    if episodes is None and (folder / "package" / "episodes.json").exists():
-        episodes = _json(folder / "package" / "episodes.json")
+    episodes = _episodes(folder)
     if not episodes:
         return None
     names = [str(n) for e in episodes for n in e.get("entities", [])]
@@ -156,3 +154,29 @@ def graphiti_counters(folder: Path) -> IndexCounters | None:
         example_copies=len(copies), copy_samples=sorted(set(copies))[:5],
         extra={"structured_calls": structured_calls(episodes),
                "facts_per_unit": [int(e.get("facts", 0)) for e in episodes]})
+
+
+def _episodes(folder: Path) -> list[dict[str, Any]] | None:
+    episodes = (_done(folder).get("index") or {}).get("episodes")
+    if episodes is None and (folder / "package" / "episodes.json").exists():
+        episodes = _json(folder / "package" / "episodes.json")
+    return episodes or None
+
+
+def cognee_counters(folder: Path) -> IndexCounters | None:
+    """Units: the sessions (chapters) cognified; structures: graph edges and entities extracted
+    from each, from the worker's per-session record. cognee's prompts hold no example entities
+    from the benchmarks (its graph prompt's examples are Alice, Acme, Marie Curie, World War I)."""
+    episodes = _episodes(folder)
+    if not episodes:
+        return None
+    names = [str(n) for e in episodes for n in e.get("entities", [])]
+    n, bad, samples = name_counts(names)
+    return IndexCounters(
+        units=len(episodes),
+        empty={"edges": [sum(1 for e in episodes if not e.get("facts")), len(episodes)],
+               "entities": [sum(1 for e in episodes if not e.get("entities")), len(episodes)]},
+        names=n, names_not_noun_phrase=bad, name_samples=samples,
+        extra={"structured_calls": structured_calls(
+            [{**e, "chat_attempts": e.get("structured_calls", 0)} for e in episodes]),
+               "edges_per_unit": [int(e.get("facts", 0)) for e in episodes]})

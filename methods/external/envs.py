@@ -78,6 +78,8 @@ SPECS: dict[str, EnvSpec] = {
     # graphiti-core with the embedded Kuzu driver (no server); locks/graphiti.in holds the pins
     "graphiti": EnvSpec("graphiti", "graphiti.txt", worker="graphiti_worker.py",
                         probe="graphiti_core.driver.kuzu_driver"),
+    # cognee with its embedded SQLite, LanceDB and Ladybug (Kuzu fork) stores; locks/cognee.in
+    "cognee": EnvSpec("cognee", "cognee.txt", worker="cognee_worker.py", probe="cognee"),
 }
 
 
