@@ -98,8 +98,11 @@ def test_cognee_chapters_and_longmemeval_sessions(dataset, extra, scripted, tmp_
 def test_the_guard_catches_cognee_telemetry_when_it_is_left_on(tmp_path) -> None:
     """The no-egress check can fail: with TELEMETRY_DISABLED unset, cognee's send_telemetry calls
     home and the guard records it; with TELEMETRY_DISABLED=1, as the worker runs, nothing."""
-    probe = ("from cognee.shared.utils import send_telemetry\n"
-             "send_telemetry('memeval probe', 'probe-user', {})\n")
+    probe = ("import asyncio\nfrom cognee.shared import utils\n"
+             "async def main():\n"
+             "    utils.send_telemetry('memeval probe', 'probe-user', {})\n"
+             "    await asyncio.gather(*list(utils._TELEMETRY_TASKS), return_exceptions=True)\n"
+             "asyncio.run(main())\n")
     env_path = envs.find_env("cognee")
     assert env_path is not None
     found = {}
