@@ -64,6 +64,13 @@ CALL_MODELS: dict[str, dict[str, Any]] = {
         IndexCall("extract_summaries (0.5 per episode)", 0.5, 5500, 600, False),
         IndexCall("dedupe_edges (5.7 per episode)", 5.7, 1100, 30, False),
     ], "query_calls": [], "context_tokens": 400, "embed_per_chunk": 4 * 200},
+    # cognee 1.6.5, per session (one chunk each on LoCoMo; longer units split), measured with the
+    # scripted server on LoCoMo conv-30 (19 sessions, 39 calls: one graph extraction and one
+    # summary per chunk, one connection test per process); replies are guesses.
+    "cognee": {"chunk": None, "calls": [
+        IndexCall("extract_content_graph", 1, 990, 700),
+        IndexCall("summarize_text", 1, 210, 200),
+    ], "query_calls": [], "context_tokens": 3400, "embed_per_chunk": 5 * 170},
 }
 
 
