@@ -36,29 +36,30 @@ def _run_dir(tmp: Path, dataset: str) -> Path:
 
 @needs_env
 def test_cognee_locomo_end_to_end_rerun_and_rebuild_from_cache(scripted, tmp_path, data_dir) -> None:
-    args = ["method=cognee", "dataset=locomo", "dataset.loader.conversations=[conv-30]", "method.max_units=6",
-            "subset.within_units=6", "subset.n=3", "context_cap.units=2", "method.setup=require",
-            *scripted_overrides(scripted, tmp_path, data_dir)]
+    """conv-43 whole (29 sessions, 10 questions): with cognee's random ids a rebuild changed 3 of
+    these 10 contexts (measured), so this is the size at which the rebuild check can fail."""
+    args = ["method=cognee", "dataset=locomo", "dataset.loader.conversations=[conv-43]", "subset.n=10",
+            "method.setup=require", *scripted_overrides(scripted, tmp_path, data_dir)]
     first = run_cli(args, timeout=1500)
     assert first.returncode == 0, first.stderr[-4000:]
     run = _run_dir(tmp_path, "locomo")
     preds = _lines(run / "predictions.jsonl")
-    assert len(preds) == 3
+    assert len(preds) == 10
+    cap = int(json.loads((run / "meta.json").read_text())["context_cap"].split()[0])
     for p in preds:
         assert "## Relevant passages" in p["context_text"], p["context_text"][:300]
-        assert 1 <= len(p["context_chapters"]) <= 2, p["context_chapters"]
-        assert set(p["context_chapters"]) <= {str(i) for i in range(1, 7)}
-        assert p["retrieval"]["dropped_units"], "the cap (2 sessions) cut cognee's passages (6 sessions found)"
+        assert 1 <= len(p["context_chapters"]) <= cap, p["context_chapters"]
         assert p["cap_audit"]["uncapped_tokens"] > 0, "entity and fact sections are declared uncapped"
         assert p["retrieval"]["egress_attempts"] == 0
+    assert any(p["retrieval"]["dropped_units"] for p in preds), "the cap cut cognee's passages (10 per lane)"
     info = json.loads((run / "index.json").read_text())["corpora"][0]["info"]
     sessions = info["index"]["episodes"]
-    assert [e["unit"] for e in sessions] == [str(i) for i in range(1, 7)], "sessions in order, first 6 only"
+    assert [e["unit"] for e in sessions] == [str(i) for i in range(1, 30)], "sessions in order"
     assert all(e["structured_calls"] >= 2 and e["facts"] > 0 for e in sessions), sessions[0]
     assert info["egress_attempts"] == 0 and info["package"]["telemetry_disabled"] == "1"
     checks = {c["name"]: c for c in json.loads((run / "health.json").read_text())["checks"]}
     assert checks["structured_call_failures"]["value"] == 0.0, checks["structured_call_failures"]
-    assert "6 units" in checks["units_empty"]["message"]
+    assert "29 units" in checks["units_empty"]["message"]
 
     calls = scripted.count()
     second = run_cli(args, timeout=1500)

@@ -39,9 +39,10 @@ def _run_dir(tmp: Path, dataset: str) -> Path:
 
 @needs_env
 def test_graphiti_locomo_end_to_end_rerun_and_rebuild_from_cache(scripted, tmp_path, data_dir) -> None:
-    args = ["method=graphiti", "dataset=locomo", "dataset.loader.conversations=[conv-30]", "method.max_units=5",
-            "subset.within_units=5", "subset.n=3", "method.setup=require",
-            *scripted_overrides(scripted, tmp_path, data_dir)]
+    """conv-30 whole (19 sessions): with random uuids a rebuild sent 14-20 of its 213 prompts with
+    candidates in another order (measured), so this is the size at which the rebuild check can fail."""
+    args = ["method=graphiti", "dataset=locomo", "dataset.loader.conversations=[conv-30]", "subset.n=3",
+            "method.setup=require", *scripted_overrides(scripted, tmp_path, data_dir)]
     first = run_cli(args, timeout=1500)
     assert first.returncode == 0, first.stderr[-4000:]
     run = _run_dir(tmp_path, "locomo")
@@ -50,7 +51,7 @@ def test_graphiti_locomo_end_to_end_rerun_and_rebuild_from_cache(scripted, tmp_p
     cap = int(json.loads((run / "meta.json").read_text())["context_cap"].split()[0])
     for p in preds:
         assert p["context_text"].startswith("Facts from the memory graph"), p["context_text"][:200]
-        assert 1 <= len(p["context_chapters"]) <= cap and set(p["context_chapters"]) <= {"1", "2", "3", "4", "5"}
+        assert 1 <= len(p["context_chapters"]) <= cap
         assert p["retrieval"]["package"] == "graphiti" and p["retrieval"]["facts"]
         assert all(f["units"] and f["valid_at"] for f in p["retrieval"]["facts"]), "facts carry sessions and times"
         assert p["retrieval"]["egress_attempts"] == 0
@@ -59,7 +60,7 @@ def test_graphiti_locomo_end_to_end_rerun_and_rebuild_from_cache(scripted, tmp_p
     index = json.loads((run / "index.json").read_text())
     info = index["corpora"][0]["info"]
     episodes = info["index"]["episodes"]
-    assert [e["unit"] for e in episodes] == ["1", "2", "3", "4", "5"], "episodes in order, first 5 only"
+    assert [e["unit"] for e in episodes] == [str(i) for i in range(1, 20)], "episodes in order"
     assert all(e["time_source"] == "unit" and e["source"] == "message" for e in episodes)
     assert sum(e["facts"] for e in episodes) > 0 and all(e["chat_attempts"] >= 2 for e in episodes)
     assert info["egress_attempts"] == 0 and info["package"]["telemetry"] is False
@@ -68,7 +69,7 @@ def test_graphiti_locomo_end_to_end_rerun_and_rebuild_from_cache(scripted, tmp_p
     assert usage["stages"]["index"]["fresh"]["calls"] > 0
     checks = {c["name"]: c for c in json.loads((run / "health.json").read_text())["checks"]}
     assert checks["structured_call_failures"]["value"] == 0.0, checks["structured_call_failures"]
-    assert "units_empty" in checks and "5 units" in checks["units_empty"]["message"]
+    assert "units_empty" in checks and "19 units" in checks["units_empty"]["message"]
 
     calls = scripted.count()
     second = run_cli(args, timeout=1500)
