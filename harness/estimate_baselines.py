@@ -53,6 +53,24 @@ CALL_MODELS: dict[str, dict[str, Any]] = {
         IndexCall("triple_extraction", 1, 1100, 600),
     ], "query_calls": [IndexCall("recognition_memory (fact filter)", 1, 1800, 100, False)],
         "context_tokens": None, "embed_per_chunk": 1200 + 20 * 30},
+    # graphiti-core 0.31.2, per episode (a session; "chunk": None), measured with the scripted
+    # server on LoCoMo conv-30 (19 sessions, 166 calls): prompt sizes are the measured means,
+    # which hold the episode and up to 10 previous ones (so they grow with the conversation at
+    # first); dedupe calls per episode depend on the candidates found; replies are guesses.
+    "graphiti": {"chunk": None, "calls": [
+        IndexCall("extract_nodes", 1, 7500, 300, False),
+        IndexCall("extract_edges", 1, 7200, 800, False),
+        IndexCall("dedupe_nodes (0.6 per episode)", 0.6, 7300, 300, False),
+        IndexCall("extract_summaries (0.5 per episode)", 0.5, 5500, 600, False),
+        IndexCall("dedupe_edges (5.7 per episode)", 5.7, 1100, 30, False),
+    ], "query_calls": [], "context_tokens": 400, "embed_per_chunk": 4 * 200},
+    # cognee 1.6.5, per session (one chunk each on LoCoMo; longer units split), measured with the
+    # scripted server on LoCoMo conv-30 (19 sessions, 39 calls: one graph extraction and one
+    # summary per chunk, one connection test per process); replies are guesses.
+    "cognee": {"chunk": None, "calls": [
+        IndexCall("extract_content_graph", 1, 990, 700),
+        IndexCall("summarize_text", 1, 210, 200),
+    ], "query_calls": [], "context_tokens": 3400, "embed_per_chunk": 5 * 170},
 }
 
 

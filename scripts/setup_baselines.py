@@ -1,6 +1,8 @@
-"""Create the baseline environments (GraphRAG, LightRAG, HippoRAG 2, mem0) and report size and time.
+"""Create the baseline environments (GraphRAG, LightRAG, HippoRAG 2, mem0, Graphiti, cognee) and
+report size and time.
 
     python scripts/setup_baselines.py graphrag lightrag hipporag2 mem0   # or: all
+    python scripts/setup_baselines.py graphiti cognee
     python scripts/setup_baselines.py --check graphrag              # exit 1 if not set up
 
 Each environment lives in $MEMEVAL_HOME/envs/<name>-<hash of its pins>; an existing one is reused,

@@ -23,7 +23,8 @@ SCOPE = "index"
 def _sum(corpora: list[dict[str, Any]]) -> dict[str, Any]:
     total: dict[str, Any] = {"units": 0, "empty": {}, "at_least": set(), "names": 0, "names_not_noun_phrase": 0,
                              "name_samples": [], "example_copies": 0, "copy_samples": [], "fusion": None,
-                             "validation": None, "frame_retry": None, "passages": 0, "values": 0}
+                             "validation": None, "frame_retry": None, "passages": 0, "values": 0,
+                             "structured": None}
     for c in corpora:
         total["units"] += int(c.get("units", 0))
         for key, (n_empty, n_units) in (c.get("empty") or {}).items():
@@ -56,6 +57,12 @@ def _sum(corpora: list[dict[str, Any]]) -> dict[str, Any]:
             total["fusion"] = f
         if extra.get("frame_retry") is not None:
             total["frame_retry"] = (total["frame_retry"] or Counter()) + Counter(extra["frame_retry"])
+        calls = extra.get("structured_calls")
+        if calls:
+            sc = total["structured"] or {"chat_attempts": 0, "chat_failed": 0, "schema_invalid": 0, "failed_units": 0}
+            for key in sc:
+                sc[key] += int(calls.get(key, 0))
+            total["structured"] = sc
     return total
 
 
@@ -71,6 +78,16 @@ def _retry_check(t: dict[str, Any], th: dict[str, Any]) -> Check:
                  f"copying the passage's opening {r['asked_summary_copies_opening']}); left after the retry: "
                  f"no events {r['left_no_events']}, copied opening {r['left_summary_copies_opening']} "
                  f"({r['summary_cleared']} cleared beside events); retry failed {r['failed']}")
+
+
+def _structured_check(sc: dict[str, Any], th: dict[str, Any]) -> Check:
+    """Structured (JSON) extraction calls a package made that failed or missed its own schema
+    (`extra["structured_calls"]`: Graphiti, cognee), and the units whose ingestion failed."""
+    bad = sc["chat_failed"] + sc["schema_invalid"]
+    return check("structured_call_failures", SCOPE, share(bad, sc["chat_attempts"]), th["structured_failures"],
+                 f"{bad} of {sc['chat_attempts']} structured extraction calls failed or missed the package's "
+                 f"schema ({sc['chat_failed']} raised, {sc['schema_invalid']} invalid); "
+                 f"{sc['failed_units']} units failed to ingest")
 
 
 def _empty_check(t: dict[str, Any], th: dict[str, Any]) -> Check:
@@ -126,6 +143,8 @@ def index_checks(index: dict[str, Any] | None, th: dict[str, Any]) -> list[Check
         out.append(not_measured("example_copies", SCOPE, th["example_copies"], "no stored values readable"))
     if t["validation"] is not None:
         out.append(_kind_check(t["validation"], th["kind_drops"]))
+    if t["structured"] is not None:
+        out.append(_structured_check(t["structured"], th))
     fusion = t["fusion"]
     if fusion is not None:
         rate = share(fusion["merged"], fusion["judged"])

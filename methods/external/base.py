@@ -51,6 +51,7 @@ def unit_payload(corpus: Corpus) -> list[dict[str, Any]]:
     return out
 
 
+
 @dataclass
 class WorkerIndex:
     """What build_index returns: the corpus and the live worker holding its index."""
@@ -58,6 +59,7 @@ class WorkerIndex:
     corpus: Corpus
     worker: WorkerClient
     info: dict[str, Any]
+    egress_log: Path | None = None  # the egress guard's record for this worker
 
 
 class ExternalMethod(MemoryMethod):
@@ -95,9 +97,17 @@ class ExternalMethod(MemoryMethod):
         """The package settings sent to the worker (the paper's Tables 7-9)."""
         return {}
 
+    def worker_env_extra(self) -> dict[str, str]:
+        """Environment variables the package needs besides worker_env's (telemetry switches)."""
+        return {}
+
+    def units_for_worker(self, corpus: Corpus) -> list[dict[str, Any]]:
+        """The units as the worker receives them (a package may need more, e.g. dates)."""
+        return unit_payload(corpus)
+
     def index_payload(self, corpus: Corpus) -> dict[str, Any]:
         """What the worker's `index` and `load` jobs receive: the units (mem0: its planned adds)."""
-        return {"units": unit_payload(corpus)}
+        return {"units": self.units_for_worker(corpus)}
 
     def params(self) -> dict[str, Any]:
         return {"package_env": f"{self.env_name}-{envs.SPECS[self.env_name].fingerprint()}",
@@ -172,10 +182,12 @@ class ExternalMethod(MemoryMethod):
             shutil.rmtree(folder)
         folder.mkdir(parents=True, exist_ok=True)
         url = self._proxy_url()
-        egress_log = store.path("egress.jsonl")  # what the egress guard refused (workers/egress_guard/)
+        # what the egress guard refused (workers/egress_guard/, on every worker): this worker's only
+        egress_log = store.path("egress.jsonl").resolve()
+        egress_log.unlink(missing_ok=True)
         worker = WorkerClient(
             self.env_name, envs.env_python(env_path), WORKERS / envs.SPECS[self.env_name].worker,
-            envs.worker_env(env_path, {}, egress_log=egress_log), cwd=store.path("cwd"),
+            envs.worker_env(env_path, self.worker_env_extra(), egress_log=egress_log), cwd=store.path("cwd"),
             log_path=store.path("worker.log"))
         self._workers.append(worker)
         opened = await self._job(worker, "open", {
@@ -194,7 +206,7 @@ class ExternalMethod(MemoryMethod):
                     "egress_refused": len(envs.egress_attempts(egress_log))}
             store.save_json(DONE, info)
             info = {**info, "reused": False}
-        return WorkerIndex(corpus, worker, info)
+        return WorkerIndex(corpus, worker, info, egress_log)
 
     async def retrieve(self, index: WorkerIndex, question: Question) -> Retrieval:
         cap = self.services.cap.max_units
@@ -210,6 +222,9 @@ class ExternalMethod(MemoryMethod):
                   "uncapped_text": self.uncapped_text(res["context_text"]),
                   "sampling_requested": reply["sampling_requested"],
                   **{k: v for k, v in res.items() if k not in {"context_text", "units"}}}
+        refused = len(envs.egress_attempts(index.egress_log)) if index.egress_log else 0
+        if refused:  # the worker's refused connections so far: the package phoned home
+            extras["egress_refused"] = refused
         return Retrieval(res["context_text"], units, extras)
 
     async def answer(self, index: WorkerIndex, question: Question, retrieval: Retrieval) -> NativeAnswer | None:

@@ -115,3 +115,68 @@ def graphrag_counters(folder: Path) -> IndexCounters | None:
     n_units = int(counts["text_units"])
     empty = {k: [max(0, n_units - int(counts.get(k, 0))), n_units] for k in ("entities", "relationships")}
     return IndexCounters(units=n_units, empty=empty, at_least=sorted(empty), extra=extra)
+
+
+# graphiti-core 0.31.2 prompts/extract_nodes.py: the extraction prompts' example entities. Several
+# are LoCoMo's own content (Nate's "Gamecube", "red and purple lighting", a "cracked windshield";
+# "We won by a tight score" from conv-43), so on LoCoMo a copy can also be a true mention: the
+# counter flags only names that the episode's text does not contain (the worker checks).
+GRAPHITI_EXAMPLES = ("Jordan", "Denver", "Lockheed Martin", "Belmont Arts Center", "ceramics", "Nisha",
+                     "Nisha's dad", "Riverside Park", "Mary", "Trigger", "dog leash", "road cycling", "wool coat",
+                     "Nate", "gaming room", "red and purple lighting", "Gamecube", "Ford Mustang", "Mustang",
+                     "cracked windshield", "Moen faucet", "Alex", "Dr. Amara Osei", "AAN", "migraine study",
+                     "CGRP combination protocol", "Jordan Lee", "Acme Corp", "Jordan's dog", "Jordan's cat")
+
+
+def structured_calls(episodes: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the package's structured (JSON) model calls gave, summed over the units."""
+    keys = ("chat_attempts", "chat_failed", "schema_invalid")
+    out: dict[str, Any] = {k: sum(int(e.get(k, 0)) for e in episodes) for k in keys}
+    out["failed_units"] = sum(1 for e in episodes if e.get("error"))
+    return out
+
+
+def graphiti_counters(folder: Path) -> IndexCounters | None:
+    """Units: episodes (sessions, chapters); structures: facts (entity edges) and entities per
+    episode, from the worker's per-episode record (index_done.json, package/episodes.json)."""
+    episodes = _episodes(folder)
+    if not episodes:
+        return None
+    names = [str(n) for e in episodes for n in e.get("entities", [])]
+    absent = [str(n) for e in episodes for n in e.get("entities_not_in_text", [])]
+    copies = copied(absent, ChunkText(""), GRAPHITI_EXAMPLES)
+    n, bad, samples = name_counts(names)
+    return IndexCounters(
+        units=len(episodes),
+        empty={"facts": [sum(1 for e in episodes if not e.get("facts")), len(episodes)],
+               "entities": [sum(1 for e in episodes if not e.get("entities")), len(episodes)]},
+        names=n, names_not_noun_phrase=bad, name_samples=samples,
+        example_copies=len(copies), copy_samples=sorted(set(copies))[:5],
+        extra={"structured_calls": structured_calls(episodes),
+               "facts_per_unit": [int(e.get("facts", 0)) for e in episodes]})
+
+
+def _episodes(folder: Path) -> list[dict[str, Any]] | None:
+    episodes = (_done(folder).get("index") or {}).get("episodes")
+    if episodes is None and (folder / "package" / "episodes.json").exists():
+        episodes = _json(folder / "package" / "episodes.json")
+    return episodes or None
+
+
+def cognee_counters(folder: Path) -> IndexCounters | None:
+    """Units: the sessions (chapters) cognified; structures: graph edges and entities extracted
+    from each, from the worker's per-session record. cognee's prompts hold no example entities
+    from the benchmarks (its graph prompt's examples are Alice, Acme, Marie Curie, World War I)."""
+    episodes = _episodes(folder)
+    if not episodes:
+        return None
+    names = [str(n) for e in episodes for n in e.get("entities", [])]
+    n, bad, samples = name_counts(names)
+    return IndexCounters(
+        units=len(episodes),
+        empty={"edges": [sum(1 for e in episodes if not e.get("facts")), len(episodes)],
+               "entities": [sum(1 for e in episodes if not e.get("entities")), len(episodes)]},
+        names=n, names_not_noun_phrase=bad, name_samples=samples,
+        extra={"structured_calls": structured_calls(
+            [{**e, "chat_attempts": e.get("structured_calls", 0)} for e in episodes]),
+               "edges_per_unit": [int(e.get("facts", 0)) for e in episodes]})

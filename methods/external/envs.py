@@ -1,6 +1,6 @@
 """One managed virtual environment per baseline package, created once, found by a hash of its pins.
 
-The three official packages cannot share an environment (GraphRAG pins openai < 3 through
+The official packages cannot share an environment (GraphRAG pins openai < 3 through
 litellm, HippoRAG2's published pins cannot be installed, LightRAG wants openai it does not
 declare), so each gets its own venv under $MEMEVAL_HOME/envs/<name>-<hash>. The hash covers the
 lock file, the no-deps extras, the stand-in modules and the Python version, so changing any pin
@@ -78,6 +78,11 @@ SPECS: dict[str, EnvSpec] = {
                          standins={"vllm": VLLM_STANDIN}, worker="hipporag2_worker.py",
                          probe="hipporag"),
     "mem0": EnvSpec("mem0", "mem0.txt", worker="mem0_worker.py", probe="mem0"),
+    # graphiti-core with the embedded Kuzu driver (no server); locks/graphiti.in holds the pins
+    "graphiti": EnvSpec("graphiti", "graphiti.txt", worker="graphiti_worker.py",
+                        probe="graphiti_core.driver.kuzu_driver"),
+    # cognee with its embedded SQLite, LanceDB and Ladybug (Kuzu fork) stores; locks/cognee.in
+    "cognee": EnvSpec("cognee", "cognee.txt", worker="cognee_worker.py", probe="cognee"),
 }
 
 

@@ -1,0 +1,58 @@
+"""cognee (1.6.5) with its embedded stores (SQLite, LanceDB, the Ladybug graph).
+
+Each session (LoCoMo, LongMemEval) or chapter (EpBench) is added and cognified in order, as a
+document named by its unit id that opens with its heading and date; per question the package's
+default search (HYBRID_COMPLETION, `only_context`) gives its passages, entity neighbourhoods and
+facts, with passages from at most `cap` sessions (workers/cognee_worker.py). The harness answers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from datasets.types import Corpus
+from methods.base import IndexCounters, Services
+
+from .base import ExternalMethod
+from .counters import cognee_counters
+from .episodes import dated_payload
+
+SEARCH_TYPES = ("HYBRID_COMPLETION", "GRAPH_COMPLETION", "RAG_COMPLETION", "CHUNKS")
+
+
+class CogneeMethod(ExternalMethod):
+    """Sessions cognified one at a time; cognee's hybrid context per question."""
+
+    env_name = "cognee"
+    section_header = r"(?m)^## (?P<name>[^\n]+)$"
+    capped_sections = ("Relevant passages",)  # entities and facts come from the graph, not one session
+
+    def __init__(self, services: Services, name: str | None = None, search_type: str = "HYBRID_COMPLETION",
+                 top_k: int = 15, max_tokens: int | None = None, on_session_error: str = "record", **kw: Any):
+        super().__init__(services, name, **kw)
+        if self.answer_with != "shared":
+            raise ValueError("cognee is answered by the harness's shared prompt here: answer_with must be 'shared'")
+        if search_type not in SEARCH_TYPES:
+            raise ValueError(f"search_type must be one of {SEARCH_TYPES}, not {search_type!r}")
+        if on_session_error not in {"record", "fail"}:
+            raise ValueError("on_session_error must be 'record' (count it, go on) or 'fail' (stop the index)")
+        self._settings: dict[str, Any] = {"search_type": search_type, "top_k": top_k,
+                                          "on_session_error": on_session_error}
+        # None = the package default (cognee sends no max_tokens: the proxy's llm.max_tokens applies)
+        for key, value in (("max_tokens", max_tokens),):
+            if value is not None:
+                self._settings[key] = value
+
+    def settings(self) -> dict[str, Any]:
+        return dict(self._settings)
+
+    def worker_env_extra(self) -> dict[str, str]:
+        return {"TELEMETRY_DISABLED": "1", "PYTHONHASHSEED": "0"}
+
+    def units_for_worker(self, corpus: Corpus) -> list[dict[str, Any]]:
+        return dated_payload(corpus)
+
+    @classmethod
+    def index_counters(cls, folder: Path) -> IndexCounters | None:
+        return cognee_counters(folder)
