@@ -150,5 +150,6 @@ def index_store_root(c: Components, method_params: dict[str, Any]) -> Any:
     """Index folders are shared by runs whose index-defining settings agree."""
     params = index_identity_view(str(c.method_cfg.get("_target_")), method_params)
     ident = {"method": c.method_cfg.name, "params": params,
-             "indexer": [c.llm.model, c.llm.model_revision], "embedder": [c.embedder.model, c.embedder.model_revision]}
+             "indexer": [c.indexer.model, c.indexer.model_revision],
+             "embedder": [c.embedder.model, c.embedder.model_revision]}
     return c.index_root / f"{c.method_cfg.name}-{config_hash(ident)}"
