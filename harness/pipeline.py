@@ -53,7 +53,9 @@ def _server_pool() -> Any:
 def _start_servers(c: Components, share: bool = False) -> list[str]:
     """Start (or reuse) local servers; with share_servers, one per spec for the whole node."""
     shared: list[str] = []
-    for component in c.clients():
+    for component in (c.llm, getattr(c, "index_llm", None), c.judge, c.embedder):  # an own indexer: its own server
+        if component is None:
+            continue
         spec = getattr(component, "server", None)
         if spec is not None and share:
             from model_access.server_registry import spec_key
