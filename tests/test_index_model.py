@@ -86,6 +86,7 @@ def test_a_run_indexes_with_its_own_model_and_names_it(scripted, tmp_path, data_
     (run,) = sorted((tmp_path / "runs" / "epbench20").glob("gsw-*"))
     meta = json.loads((run / "meta.json").read_text())
     assert meta["index_model"] == "scripted-indexer" and meta["answer_model"] == "scripted-llm"
+    assert meta["experiment"] == {"name": "fair"}  # the default: no reference, no deviations
     usage = json.loads((run / "usage.json").read_text())["stages"]
     assert "scripted-indexer" in usage["index"]["by_model"] and "scripted-llm" not in usage["index"]["by_model"]
     assert set(usage["answer"]["by_model"]) == {"scripted-llm"}

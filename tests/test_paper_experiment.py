@@ -101,3 +101,26 @@ def test_readme_lists_the_paper_experiments_settings() -> None:
         assert row is not None, method
         for value in settings.values():
             assert str(value) in row or value in ("shared", "package"), (method, value)
+
+
+def test_a_paper_run_records_its_experiment_convention_and_deviations(scripted, tmp_path, data_dir) -> None:
+    """The paper experiment on the scripted server: every model differs from the paper's, and
+    the run says so (meta, results.md); EpBench P/R under the authors' convention."""
+    import json
+
+    from conftest import run_cli, scripted_overrides
+
+    r = run_cli(["+experiment=paper", "method=embedding_rag", "dataset=epbench20", "subset.n=4",
+                 *scripted_overrides(scripted, tmp_path, data_dir)])
+    assert r.returncode == 0, r.stderr[-3000:]
+    (run,) = sorted((tmp_path / "runs" / "epbench20").glob("embedding_rag-*"))
+    exp = json.loads((run / "meta.json").read_text())["experiment"]
+    assert exp["name"] == "paper" and exp["reference"].startswith("GSW paper")
+    found = " | ".join(exp["deviations"])
+    for phrase in ("answering model scripted-llm", "judge scripted-judge", "embedder hashed-bow, not the reference's voyage-3",
+                   "questions 4 of 456"):
+        assert phrase in found, (phrase, found)
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["pr_convention"] == "authors"
+    table = (run / "results.md").read_text()
+    assert "experiment: **paper**" in table and "embedder hashed-bow" in table and "P/R authors" in table
