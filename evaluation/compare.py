@@ -17,6 +17,7 @@ from typing import Any
 
 from .presentation import Presentation
 from .protocol import fmt
+from .report.setup_lines import setup_lines
 from .report.tables import DEGENERATE_NOTE, group_name, star_allowed
 from .runs.blocks import audit_line, weighted_line
 from .runs.paired import paired_differences, paired_notes
@@ -105,6 +106,7 @@ def provenance_lines(runs: list[Run]) -> list[str]:
     policies = sorted({", ".join(str(r.metrics[k]) for k in ("policy", "credit") if k in r.metrics) or "-"
                        for r in runs})  # e.g. "lenient, grounded": runs differing in credit do not compare
     out.append(f"- scoring: {' | '.join(policies)}" + ("" if len(policies) == 1 else "  <-- DIFFERS"))
+    out += [f"- {line}" for line in setup_lines(runs)]  # experiment, indexing model, P/R convention
     if not any("gpt-4o" in str(r.meta.get("answer_model", "")).lower() for r in runs):
         out.append("- NOTE: not GPT-4o answering; not comparable to the published GPT-4o figures")
     return out

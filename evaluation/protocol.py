@@ -37,12 +37,18 @@ class Protocol(ABC):
 
     name: str = "protocol"
     version: str = "1"
-    # The answer prompt's own example values: an answer equal to one was copied from the prompt
-    # (`memeval health`); tests/test_health.py checks that each is in the answer prompt.
+    # The answer prompt's own example values: an answer stating one its context does not hold was
+    # copied from the prompt (`memeval health`); tests/test_health.py checks each is in the prompt.
     answer_prompt_examples: tuple[str, ...] = ()
     # Whether gold answers are spans of the source text (EpBench's names, places and dates), so
     # that a context can be checked for them; LoCoMo's and LongMemEval's free-text answers are not.
     gold_strings_in_text: bool = False
+
+    @classmethod
+    def answer_examples(cls, settings: dict[str, Any]) -> tuple[str, ...]:
+        """The example values of the answer prompt a run configured with `settings` (its
+        dataset.protocol node) was sent; a protocol with one prompt version: its declared ones."""
+        return cls.answer_prompt_examples
 
     @staticmethod
     def judge_called(line: dict[str, Any]) -> bool:
@@ -112,6 +118,35 @@ class Protocol(ABC):
         return {"protocol": self.name, "version": self.version}
 
 
+EXPERIMENTS = {
+    "fair": "one answer prompt, embedder and indexing model for every method (the shared constraints)",
+    "paper": "each method as the GSW paper ran it (its own answer prompt, embedder and indexing model)",
+}
+
+
+def experiment_line(meta: dict[str, Any]) -> str | None:
+    """What the run compares under, and where it departs from its reference (meta `experiment`);
+    None for a run made before experiments were recorded (all of them under the fair settings)."""
+    exp = meta.get("experiment")
+    if not isinstance(exp, dict) or not exp.get("name"):
+        return None
+    name = str(exp["name"])
+    line = f"experiment: **{name}** ({EXPERIMENTS.get(name, 'settings of its own')})"
+    if "deviations" in exp:
+        devs = exp.get("deviations") or []
+        line += ("; deviations from the reference: " + "; ".join(devs)) if devs else "; no deviation from the reference"
+    return line
+
+
+def index_model_line(meta: dict[str, Any]) -> str | None:
+    """The indexing model, where it is not the answering model (meta `index_model`; a run made
+    before it was recorded was indexed by its answering model)."""
+    index = meta.get("index_model")
+    if not index or index == meta.get("answer_model"):
+        return None
+    return f"indexing model: **{index}** (the method's index-time calls; the answering model answers)"
+
+
 def provenance_header(meta: dict[str, Any], policy: str) -> str:
     """The lines every results table starts with, so a number never travels without its setup."""
     answer = meta.get("answer_model", "?")
@@ -121,6 +156,7 @@ def provenance_header(meta: dict[str, Any], policy: str) -> str:
         f"- data: {meta.get('data_version', '?')}; questions: {meta.get('subset', 'all')}; "
         f"context cap: {meta.get('context_cap', '?')}; tokenizer: o200k_base",
     ]
+    lines.extend(f"- {line}" for line in (experiment_line(meta), index_model_line(meta)) if line)
     if meta.get("answer_with", "shared") != "shared":
         lines.append(f"- answers: the method's own prompt (answer_with={meta['answer_with']}), not the shared "
                      "answer prompt; the answering model is still the one named above")

@@ -43,11 +43,21 @@ class Components:
     subset_label: str
     pool: list[Question] = field(default_factory=list)  # what the subset was drawn from (its population)
     index_units: int | None = None  # subset.index_units: every corpus cut to its first N units
+    index_llm: ChatModel | None = None  # the indexing model; None = the answering model (`indexer`)
+
+    @property
+    def indexer(self) -> ChatModel:
+        """The model every method's index-time calls go to (llm_index; the answering model by default)."""
+        return self.index_llm or self.llm
+
+    def clients(self) -> list[Any]:
+        """Every model client of the run, each once (the indexer only when it is its own)."""
+        return [self.llm, *([self.index_llm] if self.index_llm is not None else []), self.judge, self.embedder]
 
     async def aclose_clients(self) -> None:
         """Close the models' HTTP clients made on the running loop; await it in that loop before
         `asyncio.run` returns (model_access.loop_clients says what a client left open does)."""
-        for component in (self.llm, self.judge, self.embedder):
+        for component in self.clients():
             await component.aclose()
 
 
@@ -112,13 +122,30 @@ def _filtered(cfg: DictConfig, dataset: Dataset) -> tuple[list[Question], list[s
     return pool, labels
 
 
+MODEL_IDENTITY = ("_target_", "model", "model_revision", "json_mode", "max_tokens")
+
+
+def own_index_model(cfg: DictConfig) -> bool:
+    """Whether the run indexes with a model of its own: an `llm_index` that is not the answering
+    model (a config saved before llm_index existed has none: its answering model indexed)."""
+    node = cfg.get("llm_index")
+    if node is None:
+        return False
+    return OmegaConf.to_container(node, resolve=True) != OmegaConf.to_container(cfg.llm, resolve=True)
+
+
 def identity(cfg: DictConfig) -> dict[str, Any]:
     """Everything that changes a run's numbers, as written in the config (never the upgraded
-    reading of a saved one); hashed into the run folder name through the upgrade module's view."""
+    reading of a saved one); hashed into the run folder name through the upgrade module's view
+    (an indexing model that is the answering model, and the fair experiment, hash as absent)."""
     pick = {k: OmegaConf.to_container(cfg[k], resolve=True) for k in ("method", "dataset", "context_cap", "subset")}
-    for k in ("llm", "judge", "embedder"):
+    for k in ("llm", "llm_index", "judge", "embedder"):
+        if k not in cfg:  # llm_index: a config saved before it
+            continue
         node = OmegaConf.to_container(cfg[k], resolve=True)
-        pick[k] = {f: node.get(f) for f in ("_target_", "model", "model_revision", "json_mode", "max_tokens")}
+        pick[k] = {f: node.get(f) for f in MODEL_IDENTITY}
+    if "experiment" in cfg:
+        pick["experiment"] = str(cfg.experiment.name)
     return identity_view(pick)
 
 
@@ -152,9 +179,13 @@ def build(cfg: DictConfig, check: bool = True, dry: Any = None) -> Components:
     chat_settings = CallSettings(budget, dry, _batch_queue(cfg))
     make = {"cache": cache, "ledger": ledger}
     llm: ChatModel = instantiate(cfg.llm, _partial_=True)(**make, settings=chat_settings)
+    # an indexing model of its own gets its own client (cache keys, usage line, server); else the
+    # answering model's client indexes, with one concurrency bound for both as before
+    index_llm: ChatModel | None = (instantiate(cfg.llm_index, _partial_=True)(**make, settings=chat_settings)
+                                   if own_index_model(cfg) else None)
     judge: ChatModel = instantiate(cfg.judge, _partial_=True)(**make, settings=chat_settings)
     embedder: Embedder = instantiate(cfg.embedder, _partial_=True)(**make, settings=CallSettings(budget, dry))
-    for component in (llm, judge, embedder):
+    for component in (llm, *([index_llm] if index_llm is not None else []), judge, embedder):
         if dry is None and check:
             component.check_ready()
     ident = identity(cfg)
@@ -166,5 +197,5 @@ def build(cfg: DictConfig, check: bool = True, dry: Any = None) -> Components:
     if filters:
         subset_label += f"; {'; '.join(filters)}"
     return Components(dataset, questions, protocol, _cap(cfg, dataset), llm, judge, embedder, ledger,
-                      cache, upgraded.method, run_dir, Path(cfg.index_root), subset_label, pool,
+                      cache, upgraded.method, run_dir, Path(cfg.index_root), subset_label, pool, index_llm,
                       None if cfg.subset.get("index_units") is None else int(cfg.subset.index_units))

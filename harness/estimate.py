@@ -101,7 +101,7 @@ def price_records(records: list[CallRecord], prices: dict[str, Price], batch: di
 async def _dry_stages(cfg: DictConfig, c: Components, store: Path) -> None:
     from .stages import answer_stage, index_stage, judge_stage
 
-    services = Services(llm=c.llm, embedder=c.embedder, cap=c.cap, store_root=store / "index")
+    services = Services(llm=c.llm, embedder=c.embedder, cap=c.cap, store_root=store / "index", index_llm=c.index_llm)
     method: MemoryMethod = instantiate(c.method_cfg, _partial_=True)(services=services)
     run = RunFolder(store / "run")
     try:
@@ -138,16 +138,18 @@ def estimate(cfg: DictConfig, ratios: dict[str, float] | None = None) -> dict[st
     batch_stages = {"judge"} | ({"index"} if name.startswith(BATCH_INDEX_METHODS) else set())
     out = price_records(recorder.records, prices, batch, batch_stages, used)
     out.update({"method": name, "dataset": c.dataset.name, "questions": len(c.questions),
-                "models": {"llm": c.llm.display_name, "judge": c.judge.display_name,
-                           "embedder": c.embedder.display_name},
+                "models": {"llm": c.llm.display_name, "index_llm": c.indexer.display_name,
+                           "judge": c.judge.display_name, "embedder": c.embedder.display_name},
                 "price_table": str(cfg.prices.version), "batch_stages": sorted(batch_stages),
                 "how": model_kind})
     return out
 
 
 def format_estimate(e: dict[str, Any]) -> str:
+    indexer = e["models"].get("index_llm", e["models"]["llm"])
+    indexing = f", indexing {indexer}" if indexer != e["models"]["llm"] else ""
     lines = [f"estimate: {e['method']} on {e['dataset']} ({e['questions']} questions; llm "
-             f"{e['models']['llm']}, judge {e['models']['judge']}, embedder {e['models']['embedder']}; "
+             f"{e['models']['llm']}{indexing}, judge {e['models']['judge']}, embedder {e['models']['embedder']}; "
              f"{e['how']}; prices {e['price_table']})",
              f"{'stage':<10}{'calls':>9}{'cached':>9}{'prompt tok':>14}{'prefix-cached':>15}"
              f"{'output tok':>13}{'USD':>11}{'USD batch':>11}"]

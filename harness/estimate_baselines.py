@@ -92,6 +92,7 @@ def baseline_records(c: Any, recorder: DryRecorder) -> list[CallRecord]:
     if model is None:
         raise ValueError(f"no call model for baseline {name!r}; add one to {__name__}.CALL_MODELS")
     llm, emb = c.llm.display_name, c.embedder.display_name
+    indexer = c.indexer.display_name  # index-time calls go to the indexing model (the proxy routes them)
     records: list[CallRecord] = []
     corpora = list(dict.fromkeys(q.corpus_id for q in c.questions))
     for cid in corpora:
@@ -101,7 +102,7 @@ def baseline_records(c: Any, recorder: DryRecorder) -> list[CallRecord]:
                 whole, frac = divmod(call.per_chunk, 1)
                 for _ in range(int(whole) + (1 if frac else 0)):
                     prompt = call.template_tokens + (size if call.includes_chunk else 0)
-                    records.append(CallRecord("index", llm, prompt, call.output_tokens, False))
+                    records.append(CallRecord("index", indexer, prompt, call.output_tokens, False))
             records.append(CallRecord("index", emb, model["embed_per_chunk"], 0, False))
     for _ in c.questions:
         for call in model["query_calls"]:

@@ -23,6 +23,7 @@ from model_access.budget import BudgetExceeded
 from model_access.usage import usage_from_journal
 
 from .build import Components, build
+from .experiment import experiment_meta
 from .health import write_health
 from .replay import active_replay
 from .stages import answer_stage, index_stage, index_store_root, judge_stage
@@ -53,7 +54,9 @@ def _needed(c: Components, stages: list[str]) -> list[Any]:
     """The models the stages call: no judge server for an index-only run, no answering model
     for a re-judge (each local server holds gigabytes and a core while it loads)."""
     want = set(stages)
-    out = [c.llm, c.embedder] if want & {"index", "answer"} else []
+    out: list[Any] = [c.llm, c.embedder] if want & {"index", "answer"} else []
+    if "index" in want and getattr(c, "index_llm", None) is not None:  # an own indexer: its own server
+        out.append(c.index_llm)
     return out + [c.judge] if "judge" in want else out
 
 
@@ -93,14 +96,17 @@ def _git_commit() -> str | None:
         return None
 
 
-def _meta(c: Components) -> dict[str, Any]:
+def _meta(cfg: DictConfig, c: Components) -> dict[str, Any]:
     return {
         "run_format": RUN_FORMAT, "method": c.method_cfg.name, "dataset": c.dataset.name, "data_version": c.dataset.version,
         "data_notes": c.dataset.notes, "answer_model": c.llm.display_name,
-        "answer_model_revision": c.llm.model_revision, "judge_model": c.judge.display_name,
+        "answer_model_revision": c.llm.model_revision,
+        "index_model": c.indexer.display_name, "index_model_revision": c.indexer.model_revision,
+        "judge_model": c.judge.display_name,
         "embedder": c.embedder.display_name, "context_cap": c.cap.describe(),
         "subset": c.subset_label, "n_questions": len(c.questions), "protocol": c.protocol.describe(),
         "answer_with": str(c.method_cfg.get("answer_with") or "shared"),
+        "experiment": experiment_meta(cfg, c),
         "git_commit": _git_commit(), "versions": package_versions(), "strata_key": c.dataset.strata_key,
         "group_keys": c.dataset.group_keys or [c.dataset.strata_key],
         **dataset_facts(c.dataset, c.pool, (q.id for q in c.questions)),  # population, gold_audit
@@ -138,7 +144,7 @@ def run(cfg: DictConfig) -> Path | None:
 
 def _run(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) -> Path:
     run_dir.write_config(cfg)
-    meta = _meta(c)
+    meta = _meta(cfg, c)
     meta["started"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     run_dir.write_json("meta.json", meta)
     invocation = f"{meta['started']}-pid{os.getpid()}"
@@ -204,7 +210,7 @@ async def _execute(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: l
 async def _stages(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) -> None:
     predictions = run_dir.read_jsonl("predictions.jsonl")
     if "index" in stages or "answer" in stages:
-        services = Services(llm=c.llm, embedder=c.embedder, cap=c.cap, store_root=Path("."))
+        services = Services(llm=c.llm, embedder=c.embedder, cap=c.cap, store_root=Path("."), index_llm=c.index_llm)
         method: MemoryMethod = instantiate(c.method_cfg, _partial_=True)(services=services)
         services.store_root = index_store_root(c, method.params())
         try:  # runs sharing an index folder take turns: two writers would interleave its files

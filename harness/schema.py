@@ -79,11 +79,23 @@ class ChatModelConfig:
 
 
 @dataclass
+class ExperimentConfig:
+    """What a run compares under (conf/config.yaml `experiment`, +experiment=paper|fair): named in
+    meta.json and every table; `reference` (a published experiment's settings) names deviations."""
+
+    name: str = "fair"
+    answer_with: str = "shared"  # the baseline packages' answer prompt (their method configs read it)
+    pr_convention: str = "defined_only"  # EpBench P/R (the EpBench dataset configs read it)
+    reference: Any = None
+
+
+@dataclass
 class RunConfig:
     run_format: int = RUN_FORMAT  # what this config means (evaluation/runs/upgrade.py); saved configs keep theirs
     method: Any = MISSING
     dataset: Any = MISSING
     llm: ChatModelConfig = MISSING
+    llm_index: ChatModelConfig = MISSING  # the indexing model (conf/llm_index/; same = llm itself)
     judge: ChatModelConfig = MISSING
     embedder: Any = MISSING
     tracking: TrackingConfig = field(default_factory=TrackingConfig)
@@ -103,6 +115,7 @@ class RunConfig:
     concurrency: ConcurrencyConfig = field(default_factory=ConcurrencyConfig)
     budget: BudgetConfig = field(default_factory=BudgetConfig)
     batch: BatchConfig = field(default_factory=BatchConfig)
+    experiment: ExperimentConfig = field(default_factory=ExperimentConfig)
     health: Any = MISSING  # conf/health/: the thresholds of the run's health checks (evaluation/health)
 
 

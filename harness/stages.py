@@ -150,7 +150,8 @@ def index_store_root(c: Components, method_params: dict[str, Any]) -> Any:
     """Index folders are shared by runs whose index-defining settings agree."""
     params = index_identity_view(str(c.method_cfg.get("_target_")), method_params)
     ident = {"method": c.method_cfg.name, "params": params,
-             "indexer": [c.llm.model, c.llm.model_revision], "embedder": [c.embedder.model, c.embedder.model_revision]}
+             "indexer": [c.indexer.model, c.indexer.model_revision],
+             "embedder": [c.embedder.model, c.embedder.model_revision]}
     if c.index_units is not None:  # a cut corpus is another index (absent when uncut: old names hold)
         ident["index_units"] = c.index_units
     return c.index_root / f"{c.method_cfg.name}-{config_hash(ident)}"

@@ -15,10 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hydra.utils import get_class  # noqa: E402
-
-from evaluation.answer_text import normalize  # noqa: E402
-from evaluation.runs.upgrade import read_config  # noqa: E402
+from evaluation.health.answer import copied_example  # noqa: E402
+from evaluation.health.run import prompt_examples  # noqa: E402
 
 
 def _predictions(run: Path) -> list[dict]:
@@ -33,14 +31,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     keep = {p["question_id"] for p in _predictions(args.on)} if args.on else None
     for run in args.runs:
-        examples = tuple(get_class(str(read_config(run).dataset.protocol._target_)).answer_prompt_examples)
-        keys = {normalize(e) for e in examples}
+        examples = prompt_examples(run)  # the example of the prompt version this run was sent
         preds = [p for p in _predictions(run) if keep is None or p["question_id"] in keep]
-        copied = [p for p in preds if normalize(str(p.get("answer") or "")) in keys]
+        copied = [p for p in preds  # the health check's own rule: states the example its context lacks
+                  if copied_example(str(p.get("answer") or ""), str(p.get("context_text") or ""), examples)]
         by_cat: dict[str, int] = {}
         for p in copied:
             by_cat[str(p.get("category", "-"))] = by_cat.get(str(p.get("category", "-")), 0) + 1
-        print(f"{run}: {len(copied)} of {len(preds)} answers equal the answer prompt's example "
+        print(f"{run}: {len(copied)} of {len(preds)} answers copy the answer prompt's example "
               f"{examples} (by category: {dict(sorted(by_cat.items()))})")
     return 0
 

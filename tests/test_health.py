@@ -134,12 +134,21 @@ def test_answers_equal_to_the_prompt_example_and_refusals() -> None:
 
 
 def test_every_declared_answer_prompt_example_is_in_its_answer_prompt() -> None:
-    from evaluation.conversations import locomo, longmemeval
+    """Each answer prompt version's declared examples are in the messages that version sends."""
+    from datasets.types import Question
+    from evaluation.conversations.locomo import LoCoMoProtocol
+    from evaluation.conversations.locomo_answer import ANSWER_PROMPT_VERSIONS
+    from evaluation.conversations.longmemeval import LongMemEvalProtocol
 
-    for module, cls in ((locomo, locomo.LoCoMoProtocol), (longmemeval, longmemeval.LongMemEvalProtocol)):
-        assert cls.answer_prompt_examples
-        for example in cls.answer_prompt_examples:
-            assert example in module._ANSWER_SYSTEM, (cls.__name__, example)
+    q = Question("q", "c", "When?", ("x",), (), {"question_date": "2023/05/01"})
+    protocols = [(LongMemEvalProtocol(), {})] + [
+        (LoCoMoProtocol(answer_prompt_version=v), {"answer_prompt_version": v}) for v in ANSWER_PROMPT_VERSIONS]
+    for proto, settings in protocols:
+        examples = type(proto).answer_examples(settings)
+        assert examples
+        sent = " ".join(m["content"] for m in proto.answer_messages(q, "CONTEXT"))
+        for example in examples:
+            assert example.lower() in sent.lower(), (type(proto).__name__, settings, example)
 
 
 # -- judge -------------------------------------------------------------------------------------

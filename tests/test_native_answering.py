@@ -33,8 +33,15 @@ def test_harness_records_a_methods_own_answer_and_skips_the_shared_call(scripted
 
 
 def test_shared_prompt_is_the_default_everywhere() -> None:
+    """The shared prompt unless the experiment says otherwise: the paper experiment has every
+    package answer with its own prompt (its method configs read experiment.answer_with)."""
+    from harness.estimate import compose
+
     for name in ("graphrag", "lightrag", "hipporag2"):
-        assert OmegaConf.load(CONF / f"{name}.yaml").answer_with == "shared"
+        assert OmegaConf.to_container(OmegaConf.load(CONF / f"{name}.yaml"))["answer_with"] == "${experiment.answer_with}"
+        assert compose([f"method={name}"]).method.answer_with == "shared"
+        assert compose([f"method={name}", "+experiment=fair"]).method.answer_with == "shared"
+        assert compose([f"method={name}", "+experiment=paper"]).method.answer_with == "package"
     services = Services(llm=None, embedder=None, cap=ContextCap(max_units=3), store_root=Path("."))  # type: ignore[arg-type]
     assert GraphRAGMethod(services).answer_with == "shared"
     with pytest.raises(ValueError, match="answer_with must be one of"):

@@ -38,3 +38,18 @@ def test_facts_read_from_the_run_folder(tmp_path: Path) -> None:
     assert f["judge_calls"] == (0, 0) and f["ctx_tokens"] == 15
     assert (f["empty"], f["truncated"], f["judge_failed"], f["beyond_cap"]) == (1, 1, 1, 1)
     assert f["failures"] == {"operator_failed": 3, "guard.x_failed": 1}  # summed over corpora, nested kept
+
+
+def test_run_facts_name_the_experiment_and_an_indexing_model_of_its_own(tmp_path: Path) -> None:
+    from evaluation.bundle.facts import section
+
+    old, new = tmp_path / "gsw-old", tmp_path / "hipporag2-new"
+    _write(old)
+    _write(new)
+    assert "Experiment" not in section([old]) and "Indexing model" not in section([old])  # older runs read as before
+    (new / "meta.json").write_text(json.dumps({
+        "method": "hipporag2", "answer_model": "gpt-4o", "index_model": "gpt-4o-mini",
+        "experiment": {"name": "paper", "deviations": ["embedder e, not the reference's nv"]}}))
+    text = section([old, new])
+    assert "- Experiment: paper; deviations from its reference: hipporag2: embedder e, not the reference's nv." in text
+    assert "- Indexing model (not the answering model): hipporag2 gpt-4o-mini." in text

@@ -96,6 +96,9 @@ def facts(run: Path) -> dict[str, Any]:
         "beyond_cap": sum(1 for p in preds if (p.get("cap_audit") or {}).get("verbatim_beyond_units")),
         "failures": failures, "counts": counts,
         "health": None if health is None else health.mark(),
+        # recorded by runs from run format 3 on (None: an older run, indexed by its answering model)
+        "index_model": meta.get("index_model") if meta.get("index_model") != meta.get("answer_model") else None,
+        "experiment": meta.get("experiment") if isinstance(meta.get("experiment"), dict) else None,
     }
 
 
@@ -139,6 +142,7 @@ def section(runs: list[Path]) -> str:
     for f in rows:
         if f["counts"]:
             lines.append(f"- {f['method']} index: " + ", ".join(f"{k} {v:,}" for k, v in f["counts"].items()) + ".")
+    lines.extend(_setup_lines(rows))
     health = [f"{f['method']}: {f['health']}" for f in rows if f["health"] is not None]
     unchecked = [f["method"] for f in rows if f["health"] is None]
     if health:
@@ -146,6 +150,23 @@ def section(runs: list[Path]) -> str:
     if unchecked:
         lines.append(f"- Health not checked: {', '.join(unchecked)}.")
     return "\n".join([*lines, "", END])
+
+
+def _setup_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """The experiment and its deviations, and the runs indexed by a model of their own (only what
+    the runs record: a bundle of older runs reads as before)."""
+    out = []
+    named = [f for f in rows if f.get("experiment")]
+    if named:
+        names = ", ".join(dict.fromkeys(str(f["experiment"].get("name")) for f in named))
+        devs = [f"{f['method']}: {'; '.join(f['experiment']['deviations'])}" for f in named
+                if f["experiment"].get("deviations")]
+        out.append(f"- Experiment: {names}" + (f"; deviations from its reference: {' | '.join(devs)}" if devs else "")
+                   + ".")
+    own = [f"{f['method']} {f['index_model']}" for f in rows if f.get("index_model")]
+    if own:
+        out.append(f"- Indexing model (not the answering model): {', '.join(own)}.")
+    return out
 
 
 def merge(hand: str, generated: str) -> str:

@@ -19,7 +19,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from datasets.locomo import CATEGORY_NAMES, NOT_MENTIONED
+from datasets.locomo import CATEGORY_NAMES
 from datasets.types import Corpus, Dataset, Question
 from model_access.chat import ChatModel
 from model_access.errors import JsonOutputError
@@ -35,6 +35,7 @@ from .grounding import (
     f1_agreement,
     ground_verdict,
 )
+from .locomo_answer import ANSWER_PROMPT_VERSIONS, ANSWER_PROMPTS, EXAMPLES, answer_messages
 from .text_overlap import evidence_recall, gold_for_scoring, locomo_bleu1, locomo_f1
 
 # J by category; the report's table shows F1, BLEU-1 and J side by side, as the papers do
@@ -55,20 +56,10 @@ PROMPT_VERSION = "locomo-judge-v1"
 JUDGE_PROMPTS = {1: PROMPT_VERSION, 2: "locomo-judge-v2"}
 CATEGORY_5_BY_DECLINE = "category 5 by the decline check (no judge call)"
 CATEGORY_5_BY_JUDGE = "category 5 by the judge (the shared prompt)"  # version 1
-ANSWER_PROMPT_VERSION = "locomo-answer-v1"
 POLICIES = ("categories_1_4", "categories_1_5")
 # LoCoMo's questions come in 10 conversations: questions of one conversation are not independent
 ONE_CONVERSATION = ("one conversation: its questions are not independent samples, so these intervals "
                     "understate the uncertainty of a benchmark-level score")
-
-_ANSWER_SYSTEM = (
-    "You answer questions about a long conversation between two people, using only the "
-    "conversation sessions provided. Each session is headed by the date and time it took place. "
-    "Reply with a short phrase of a few words, not a sentence. When the question asks when "
-    "something happened, work out an absolute date or period from the session date (for "
-    "example 'the week before 9 June 2023'), never a relative word such as 'yesterday'. If the "
-    f"sessions do not contain the answer, reply exactly: {NOT_MENTIONED}."
-)
 
 _JUDGE_SYSTEM = (
     "You grade a reply to a question about a conversation between two people, against the gold "
@@ -139,7 +130,12 @@ def _mean(values: list[float]) -> float:
 class LoCoMoProtocol(Protocol):
     name = "locomo"
     version = "1"
-    answer_prompt_examples = ("the week before 9 June 2023",)
+    answer_prompt_examples = EXAMPLES[2]  # the shipped prompt's; a run's own: answer_examples(its settings)
+
+    @classmethod
+    def answer_examples(cls, settings: dict[str, Any]) -> tuple[str, ...]:
+        """The example values of the answer prompt version a run was configured with."""
+        return EXAMPLES[int(settings.get("answer_prompt_version", 1))]
 
     @staticmethod
     def judge_called(line: dict[str, Any]) -> bool:
@@ -147,13 +143,19 @@ class LoCoMoProtocol(Protocol):
         return not (int(line.get("category", 0)) == 5 and line.get("judge_prompt") == JUDGE_PROMPTS[2])
 
     def __init__(self, include_category_5: bool = False, resamples: int = 1000, seed: int = 0,
-                 credit: str = "raw", judge_version: int = 2, grounding_version: int = 2):
+                 credit: str = "raw", judge_version: int = 2, grounding_version: int = 2,
+                 answer_prompt_version: int = 2):
         if judge_version not in JUDGE_PROMPTS:
             raise ValueError(f"LoCoMo protocol.judge_version must be one of {sorted(JUDGE_PROMPTS)}, "
                              f"not {judge_version!r}")
         if grounding_version not in GROUNDING_VERSIONS:
             raise ValueError(f"LoCoMo protocol.grounding_version must be one of {sorted(GROUNDING_VERSIONS)}, "
                              f"not {grounding_version!r} (2 adds the subject check; 1: runs before 2026-12-01)")
+        if answer_prompt_version not in ANSWER_PROMPT_VERSIONS:
+            raise ValueError(f"LoCoMo protocol.answer_prompt_version must be one of {ANSWER_PROMPT_VERSIONS}, "
+                             f"not {answer_prompt_version!r} (2: the example in a turn of its own; 1: inside "
+                             "the instructions, runs configured before 2)")
+        self.answer_prompt_version = answer_prompt_version
         self.grounding_version = grounding_version
         self.judge_version = judge_version
         self.judge_prompt = JUDGE_PROMPTS[judge_version]
@@ -164,7 +166,7 @@ class LoCoMoProtocol(Protocol):
 
     def describe(self) -> dict[str, Any]:
         out = {"protocol": self.name, "version": self.version, "judge_prompt": self.judge_prompt,
-               "answer_prompt": ANSWER_PROMPT_VERSION, "include_category_5": self.include_category_5,
+               "answer_prompt": ANSWER_PROMPTS[self.answer_prompt_version], "include_category_5": self.include_category_5,
                "credit": self.credit, "grounding": GROUNDING_VERSIONS[self.grounding_version],
                "category_names": CATEGORY_NAMES,
                "category_5": CATEGORY_5_BY_DECLINE if self.judge_version >= 2 else CATEGORY_5_BY_JUDGE,
@@ -178,8 +180,7 @@ class LoCoMoProtocol(Protocol):
         return speakers_of(dataset.corpus_for(question))
 
     def answer_messages(self, question: Question, context_text: str) -> list[dict[str, str]]:
-        user = f"Conversation sessions:\n{context_text}\n\nQuestion: {question.text}\nShort answer:"
-        return [{"role": "system", "content": _ANSWER_SYSTEM}, {"role": "user", "content": user}]
+        return answer_messages(self.answer_prompt_version, context_text, question.text)
 
     async def judge(self, question: Question, prediction: dict[str, Any], dataset: Dataset,
                     judge: ChatModel) -> dict[str, Any]:

@@ -30,8 +30,11 @@ class EpBenchJudging:
     """Judges one answer under a policy and judge mode; the matcher universe comes from the data."""
 
     def __init__(self, policy: str, judge_mode: str, data_dir: str | None, book: int | None,
-                 judge_version: int = 2, grounding_version: int = 2):
+                 judge_version: int = 2, grounding_version: int = 2, pr_convention: str = "defined_only",
+                 order_judge_version: int = 2):
         self.policy = policy
+        self.pr_convention = pr_convention
+        self.order_judge_version = order_judge_version
         self.grounding_version = grounding_version
         self.judge_mode = judge_mode
         self.judge_version = judge_version
@@ -67,11 +70,11 @@ class EpBenchJudging:
             return line
         gold, scores = dedupe_gold(list(question.gold), raw["matching_score_raw"])
         line["gold"], line["matching_score"] = gold, scores
-        s = score_question(len(gold), scores, len(raw["identified_items"]), self.policy)
+        s = score_question(len(gold), scores, len(raw["identified_items"]), self.policy, self.pr_convention)
         line.update(precision=s.precision, recall=s.recall, f1=s.f1)
         line.update(checks(question.text, rt or "", gold, scores, line["identified_items"],
                            prediction["answer"], self.universe, self.grounding_version))
         if needs_order_call(line["get"], len(gold)):  # Chronological Awareness: the second call
             line.update(await judge_order(judge, question.text, gold, prediction["answer"],
-                                          line["identified_items"]))
+                                          line["identified_items"], self.order_judge_version))
         return line

@@ -32,8 +32,11 @@ class EpBenchMetrics:
     """judgments (+ predictions) -> metrics.json content, under a policy and a headline credit."""
 
     def __init__(self, policy: str, resamples: int, seed: int, credit: str, data_dir: str | None,
-                 book: int | None, grounding_version: int = 2):
+                 book: int | None, grounding_version: int = 2, pr_convention: str | None = "defined_only"):
         self.policy = policy
+        # None: a run configured before the setting (defined_only, and metrics.json names none)
+        self.pr_convention = pr_convention
+        self.convention = pr_convention or "defined_only"
         self.resamples = resamples
         self.seed = seed
         self.credit = credit
@@ -48,7 +51,7 @@ class EpBenchMetrics:
     def per_question(self, j: dict[str, Any], policy: str | None = None,
                      credit: str | None = None) -> ItemScore:
         scores, n_pred = view(j, credit or self.credit)
-        return score_question(len(j["gold"]), scores, n_pred, policy or self.policy)
+        return score_question(len(j["gold"]), scores, n_pred, policy or self.policy, self.convention)
 
     def _aggregate(self, rows: list[dict[str, Any]], policy: str, credit: str | None = None) -> dict[str, Any]:
         scores = [self.per_question(r, policy, credit) for r in rows]
@@ -99,6 +102,7 @@ class EpBenchMetrics:
             "buckets": {b: agg([j for j in ok if j["bucket"] == b])
                         for b in BUCKETS if any(j["bucket"] == b for j in ok)},
             "policy": policy,
+            **({"pr_convention": self.pr_convention} if self.pr_convention else {}),
             "credit": credit,
             "judge_mode": sorted({j.get("judge_mode", "one_pass") for j in ok}),
             "n_judge_failed": len(judgments) - len(ok),

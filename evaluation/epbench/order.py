@@ -10,6 +10,13 @@ was matched x mean tau over them). CA = mean(Latest, Order).
 
 The judge's raw reply is stored in the judgments line, so `evaluation.rescore` recomputes all
 of it without a model call.
+
+Order judge versions (`protocol.order_judge_version`): version 1 showed the judge the question and
+the answer beside the items, and asked it to put the items in the answer's order, so the judge
+reordered by its own reading of the answer. Version 2 follows the official design: the judge sees
+only the reference list and the first judge's items, in the order that judge listed them (the
+order the answer states them), and maps each to a reference index; the items' order is never
+the order judge's to decide. Runs configured before version 2 keep version 1 (the upgrade module).
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ from model_access.chat import ChatModel
 from model_access.errors import JsonOutputError
 
 ORDER_PROMPT_VERSION = "epbench-order-v1"
+ORDER_PROMPTS = {1: ORDER_PROMPT_VERSION, 2: "epbench-order-v2"}
+ORDER_JUDGE_VERSIONS = tuple(ORDER_PROMPTS)
 LATEST_BUCKETS = ("2", "3-5", "6+")
 MIN_GOLD = 2
 
@@ -38,6 +47,17 @@ _SYSTEM = (
     "are listed to you). Each entry has item (the found item, copied) and reference_index: the "
     "number of the first reference item it names (synonyms and other date formats count) that no "
     "earlier entry already used, or -1 if it names none.\n"
+    "explanation: one sentence."
+)
+
+
+_SYSTEM_V2 = (
+    "You match items to a numbered reference list. You are given the reference list (numbered from "
+    "0) and a list of items. Return JSON with two fields.\n"
+    "mapping: one entry per item, in the order the items are given to you. Each entry has item (the "
+    "item, copied) and reference_index: the number of the first reference entry the item names "
+    "(synonyms and other date formats count) that no earlier entry already used, or -1 if it names "
+    "none.\n"
     "explanation: one sentence."
 )
 
@@ -62,22 +82,35 @@ def order_messages(question: str, gold: list[str], answer: str, predicted: list[
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
 
 
+def order_messages_v2(gold: list[str], predicted: list[str]) -> list[dict[str, str]]:
+    """Version 2: the reference list and the first judge's items only (no question, no answer)."""
+    numbered = "\n".join(f"{i}: {g}" for i, g in enumerate(gold))
+    items = "\n".join(f"- {' '.join(p.split())}" for p in predicted)  # one line per item
+    user = (f"Reference list:\n{numbered}\n\nItems, in this order:\n{items}\n\n"
+            f"Return the JSON object; mapping must have exactly {len(predicted)} entries.")
+    return [{"role": "system", "content": _SYSTEM_V2}, {"role": "user", "content": user}]
+
+
 def needs_order_call(get: str | None, n_gold: int) -> bool:
     return get == "chronological" and n_gold >= MIN_GOLD
 
 
 async def judge_order(judge: ChatModel, question: str, gold: list[str], answer: str,
-                      predicted: list[str]) -> dict[str, Any]:
+                      predicted: list[str], version: int = 1) -> dict[str, Any]:
     """The order judge's reply as judgments fields (or a recorded failure, never a silent score).
 
-    Nothing predicted needs no call: the mapping is empty.
+    Nothing predicted needs no call: the mapping is empty. Version 2 reads neither `question`
+    nor `answer` (module docstring).
     """
-    out: dict[str, Any] = {"order_prompt": ORDER_PROMPT_VERSION}
+    if version not in ORDER_PROMPTS:
+        raise ValueError(f"order judge version must be one of {ORDER_JUDGE_VERSIONS}, not {version!r}")
+    out: dict[str, Any] = {"order_prompt": ORDER_PROMPTS[version]}
     if not predicted:
         return {**out, "order_mapping": [], "order_explanation": "nothing claimed"}
+    messages = (order_messages(question, gold, answer, predicted) if version == 1
+                else order_messages_v2(gold, predicted))
     try:
-        parsed, result = await judge.complete_json(order_messages(question, gold, answer, predicted),
-                                                   order_model(len(predicted)), max_tokens=600)
+        parsed, result = await judge.complete_json(messages, order_model(len(predicted)), max_tokens=600)
     except JsonOutputError as exc:
         return {**out, "order_error": str(exc), "order_raw": exc.raw_outputs}
     data = parsed.model_dump()

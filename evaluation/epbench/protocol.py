@@ -16,7 +16,8 @@ from .evidence import GROUNDING_VERSIONS
 from .judge import JUDGE_VERSIONS
 from .judging import EpBenchJudging
 from .metrics import CREDITS, EpBenchMetrics
-from .scoring import POLICIES
+from .order import ORDER_JUDGE_VERSIONS
+from .scoring import POLICIES, PR_CONVENTIONS
 from .table import PRESENTATION, render_table
 
 _ANSWER_SYSTEM = (
@@ -36,7 +37,10 @@ class EpBenchProtocol(Protocol):
 
     def __init__(self, policy: str = "lenient", resamples: int = 1000, seed: int = 0,
                  credit: str = "raw", judge_mode: str = "one_pass", data_dir: str | None = None,
-                 book: int | None = None, judge_version: int = 2, grounding_version: int = 2):
+                 book: int | None = None, judge_version: int = 2, grounding_version: int = 2,
+                 pr_convention: str | None = "defined_only", order_judge_version: int = 2):
+        """`pr_convention` None: a run configured before the setting (defined_only, unnamed in its
+        metrics); `order_judge_version` 1: the order judge that saw the answer (order.py)."""
         if policy not in POLICIES:
             raise ValueError(f"scoring.policy must be one of {POLICIES}, not {policy!r}")
         if credit not in CREDITS:
@@ -50,18 +54,32 @@ class EpBenchProtocol(Protocol):
             raise ValueError(f"protocol.grounding_version must be one of {GROUNDING_VERSIONS}, not "
                              f"{grounding_version!r} (2: no credit without evidence, event contents "
                              "included; 1: runs before 2026-12-01)")
+        if pr_convention is not None and pr_convention not in PR_CONVENTIONS:
+            raise ValueError(f"protocol.pr_convention must be one of {PR_CONVENTIONS}, not {pr_convention!r} "
+                             "(authors: the GSW authors' 0-cue and nothing-claimed scores; defined_only: "
+                             "P/R averaged over the questions where they are defined)")
+        if order_judge_version not in ORDER_JUDGE_VERSIONS:
+            raise ValueError(f"protocol.order_judge_version must be one of {ORDER_JUDGE_VERSIONS}, not "
+                             f"{order_judge_version!r} (2: the order judge sees only the gold list and the "
+                             "judge's items, as the official one; 1: runs configured before it)")
         self.judge_version = judge_version
         self.grounding_version = grounding_version
+        self.pr_convention = pr_convention
+        self.order_judge_version = order_judge_version
         self.policy = policy
         self.credit = credit
         self.judge_mode = judge_mode
-        self.judging = EpBenchJudging(policy, judge_mode, data_dir, book, judge_version, grounding_version)
-        self.scoring = EpBenchMetrics(policy, resamples, seed, credit, data_dir, book, grounding_version)
+        self.judging = EpBenchJudging(policy, judge_mode, data_dir, book, judge_version, grounding_version,
+                                      pr_convention or "defined_only", order_judge_version)
+        self.scoring = EpBenchMetrics(policy, resamples, seed, credit, data_dir, book, grounding_version,
+                                      pr_convention)
 
     def describe(self) -> dict[str, Any]:
         return {"protocol": self.name, "version": self.version, "credit": self.credit,
                 "judge_mode": self.judge_mode, "matcher_universe": self.judging.universe.source,
-                "judge_version": self.judge_version, "grounding_version": self.grounding_version}
+                "judge_version": self.judge_version, "grounding_version": self.grounding_version,
+                "order_judge_version": self.order_judge_version,
+                **({"pr_convention": self.pr_convention} if self.pr_convention else {})}
 
     def answer_messages(self, question: Question, context_text: str) -> list[dict[str, str]]:
         user = f"Material:\n{context_text}\n\nQuestion: {question.text}"

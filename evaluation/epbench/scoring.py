@@ -2,6 +2,15 @@
 
 Pure functions over judgment records, so `evaluation.rescore` can recompute every number from
 judgments.jsonl without a model call.
+
+Two precision/recall conventions (`protocol.pr_convention`; F1 is the same under both):
+- `defined_only` (PROTOCOLS.md): P is undefined when nothing is claimed, R when there is nothing
+  to find; the means run over the defined values, so overall P/R leave out every 0-cue question
+  (R) and every answer that claims nothing (P).
+- `authors` (the GSW authors' judge, whose numbers are the paper's Table 2): a 0-cue question
+  scores P = R = F1 (1 when nothing is claimed, else 0), and an answer that claims nothing
+  when there was something to find has R = 0 (P stays undefined). Only under it are overall and
+  0-cue P/R comparable with the paper's.
 """
 
 from __future__ import annotations
@@ -11,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 POLICIES = ("lenient", "harsh")
+PR_CONVENTIONS = ("defined_only", "authors")
 
 
 @dataclass(frozen=True)
@@ -36,10 +46,14 @@ def dedupe_gold(gold: Sequence[str], scores: Sequence[float]) -> tuple[list[str]
     return g_out, s_out
 
 
-def score_question(n_gold: int, matching: Sequence[float], n_pred: int, policy: str = "lenient") -> ItemScore:
-    """P/R/F1 for one question from the de-duplicated gold count, its scores and the claim count."""
+def score_question(n_gold: int, matching: Sequence[float], n_pred: int, policy: str = "lenient",
+                   convention: str = "defined_only") -> ItemScore:
+    """P/R/F1 for one question from the de-duplicated gold count, its scores and the claim count,
+    under a P/R `convention` (module docstring)."""
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}, not {policy!r}")
+    if convention not in PR_CONVENTIONS:
+        raise ValueError(f"pr_convention must be one of {PR_CONVENTIONS}, not {convention!r}")
     if len(matching) != n_gold:
         raise ValueError(f"{len(matching)} matching scores for {n_gold} gold items")
     total = float(sum(matching))
@@ -55,6 +69,11 @@ def score_question(n_gold: int, matching: Sequence[float], n_pred: int, policy: 
         f1 = 0.0
     else:
         f1 = 2 * p * r / (p + r)
+    if convention == "authors":
+        if n_gold == 0:  # nothing to find: the question is right or wrong as a whole
+            return ItemScore(f1, f1, f1)
+        if n_pred == 0:  # nothing claimed: nothing recalled, whatever the judge credited
+            return ItemScore(None, 0.0, 0.0)
     return ItemScore(p, r, f1)
 
 

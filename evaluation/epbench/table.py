@@ -31,6 +31,21 @@ PRESENTATION = Presentation(
     ))
 
 
+PR_NOTES = {
+    "authors": ("P / R under the GSW authors' convention (a 0-cue question scores P = R = F1; an answer that "
+                "claims nothing scores R = 0): overall and per-bucket P / R compare with the GSW paper's Table 2."),
+    "defined_only": ("P / R averaged over the questions where each is defined (P needs a claimed item, R a gold "
+                     "item): 0-cue questions have no R and answers that claim nothing no P, so overall and 0-cue "
+                     "P / R do not compare with the GSW paper's Table 2 (its authors score a 0-cue question "
+                     "P = R = F1); F1 does."),
+}
+
+
+def pr_convention(metrics: dict[str, Any]) -> str:
+    """The run's P/R convention (metrics.json `pr_convention`; a run scored before it: defined_only)."""
+    return str(metrics.get("pr_convention") or "defined_only")
+
+
 def render_table(metrics: dict[str, Any], meta: dict[str, Any]) -> str:
     """The table whose header names answering model, judge, policy, credit and data version."""
 
@@ -63,6 +78,7 @@ def render_table(metrics: dict[str, Any], meta: dict[str, Any]) -> str:
              "the deterministic matcher agree / Cohen's kappa; questions: share with every credit "
              "equal (and, with nothing to find, both or neither seeing a claim); disagreements are "
              "listed in metrics.json (agreement.disagreements)."]
+    notes.append(PR_NOTES[pr_convention(metrics)])
     notes.append("Chronological awareness: mean of Latest (mean lenient F1, get == latest, buckets 2, "
                  "3-5, 6+) and Order (order judge on get == chronological with 2+ gold items: share "
                  "fully matched x mean Kendall tau, floored at 0); – where the subset has no such "
@@ -86,5 +102,5 @@ def render_table(metrics: dict[str, Any], meta: dict[str, Any]) -> str:
     if metrics.get("over_credited_ids"):
         notes.append(f"Judge credited more gold items than it identified on {len(metrics['over_credited_ids'])} "
                      "question(s): under the official formula their precision exceeds 1 (see over_credited_ids).")
-    policy = f"{metrics['policy']}, {credit} credit"
+    policy = f"{metrics['policy']}, {credit} credit, P/R {pr_convention(metrics)}"
     return "\n".join([provenance_header(meta, policy), "", head, sep, line, *notes]) + "\n"

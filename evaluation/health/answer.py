@@ -1,5 +1,13 @@
 """Answer checks, from predictions.jsonl: looping answers, copied prompt examples, refusals.
 
+A copied example is an answer that states the answer prompt's own example value (the run's
+prompt version's, Protocol.answer_examples) when the question's context does not: equal to it
+("The week before 9 June 2023."), or, for an example with a number in it (a date, a count: a
+value no answer states by chance), with it inside a longer answer ("It was the week before
+9 June 2023, I think"); a wordy example such as LongMemEval's "last week" counts only when the
+whole answer is that phrase. The context test keeps an answer that is right to say it (the
+material itself holds the words) out of the count.
+
 A looping answer says one item `loop_item_repeats` times (a list line, a sentence, or a short
 comma-separated item; list numbers dropped, dates read as calendar days so "May 3, 2024" stays
 one item) or repeats a run of `loop_words` words (model_access.repeat_stop's plain-text rule,
@@ -68,6 +76,22 @@ def answerable(p: dict[str, Any]) -> bool:
     return bool(gold) and not all(declines(g) for g in gold)
 
 
+def _contains(text: str, phrase: str) -> bool:
+    """Whether normalised `text` holds normalised `phrase` as whole words."""
+    return f" {phrase} " in f" {text} "
+
+
+def copied_example(answer: str, context: str, examples: tuple[str, ...]) -> str | None:
+    """The prompt example this answer copies (module docstring), None when it copies none."""
+    said, given = normalize(answer), normalize(context)
+    for example in examples:
+        key = normalize(example)
+        states = said == key or (any(ch.isdigit() for ch in key) and _contains(said, key))
+        if key and states and not _contains(given, key):
+            return example
+    return None
+
+
 def answer_checks(predictions: list[dict[str, Any]], examples: tuple[str, ...], th: dict[str, Any]) -> list[Check]:
     n = len(predictions)
     answers = [(str(p.get("question_id")), str(p.get("answer") or "")) for p in predictions]
@@ -75,11 +99,15 @@ def answer_checks(predictions: list[dict[str, Any]], examples: tuple[str, ...], 
     first = f"; e.g. {loops[0][0]}: {loops[0][1]}" if loops else ""
     out = [check("looping_answers", SCOPE, share(len(loops), n), th["loops"], f"{pct(len(loops), n)} answers loop{first}")]
     keys = {normalize(e) for e in examples}
-    copied = [q for q, a in answers if normalize(a) in keys]
+    copied = [p for p in predictions
+              if copied_example(str(p.get("answer") or ""), str(p.get("context_text") or ""), examples)]
+    equal = sum(normalize(str(p.get("answer") or "")) in keys for p in copied)
     if keys:
+        first = f"; e.g. {copied[0].get('question_id')}" if copied else ""
         out.append(check("prompt_example_answers", SCOPE, share(len(copied), n), th["example"],
-                         f"{pct(len(copied), n)} answers equal the answer prompt's example "
-                         f"({', '.join(repr(e) for e in examples)})"))
+                         f"{pct(len(copied), n)} answers copy the answer prompt's example "
+                         f"({', '.join(repr(e) for e in examples)}; {equal} equal to it, the rest state it "
+                         f"where their context does not){first}"))
     else:
         out.append(check("prompt_example_answers", SCOPE, None, th["example"],
                          "the answer prompt gives no example value", status="ok"))

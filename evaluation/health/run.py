@@ -34,6 +34,12 @@ def protocol_class(run: Path) -> type[Protocol]:
     return get_class(str(read_config(run).dataset.protocol._target_))
 
 
+def prompt_examples(run: Path) -> tuple[str, ...]:
+    """The example values of the answer prompt the run was sent (its protocol settings, upgraded)."""
+    settings = OmegaConf.to_container(read_config(run).dataset.protocol, resolve=True)
+    return tuple(protocol_class(run).answer_examples(settings if isinstance(settings, dict) else {}))
+
+
 def corpus_units(run: Path) -> dict[str, int]:
     """Units per corpus as the index stage recorded them (index.json), for the whole-corpus test."""
     path = run / "index.json"
@@ -54,6 +60,6 @@ def check_run(run: Path, thresholds: dict[str, Any], index: dict[str, Any] | Non
     checks = [*index_checks(index, thresholds["index"]),
               *context_checks(predictions, metrics, markers, proto.gold_strings_in_text, corpus_units(run),
                               thresholds["context"]),
-              *answer_checks(predictions, tuple(proto.answer_prompt_examples), thresholds["answer"]),
+              *answer_checks(predictions, prompt_examples(run), thresholds["answer"]),
               *judge_checks(run, metrics, judgments, proto.judge_called, thresholds["judge"])]
     return Health(checks)

@@ -16,6 +16,7 @@ from ..protocol import fmt
 from ..runs.paired import paired_differences, paired_notes
 from ..runs.scored import PROVENANCE, ReportError, Run, incomparable
 from .prices import Reference, api_equivalent, load_reference
+from .setup_lines import setup_lines
 
 HEALTH = "health"  # every table's last column: `memeval health` status and first failing message
 LABELS = {"answer_model": "answering model", "judge_model": "judge", "policy": "policy",
@@ -41,6 +42,7 @@ def provenance(runs: list[Run]) -> list[str]:
         else:
             differ.append(f"{LABELS[key]}: {' | '.join(values)}  **DIFFERS: these numbers do not compare**")
     lines = ["; ".join(same), *differ] if same else differ
+    lines += setup_lines(runs)  # experiment, indexing model, P/R convention: where the runs record them
     if not any("gpt-4o" in r.provenance()["answer_model"].lower() for r in runs):
         lines.append("not GPT-4o answering: not comparable to the published GPT-4o figures")
     return lines

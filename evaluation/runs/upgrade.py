@@ -14,9 +14,11 @@ stamped (absent = 0, every folder made before this module):
   read from the benchmark data (`recorded_facts`) and the blocks computed from their artifacts
   with the score stage's own functions; their `statistics` says their intervals resampled
   questions, which is what every score stage before format 2 did.
-Format 3 changed what a config means only (GSW's conversation frame, session dates, space-time
-inheritance, kind checks and summary budget, issue 26: a config below 3 without those keys means
-the behaviour before them); its artifacts are laid out as format 2's.
+Format 3 changed what a config means only (issue 26: GSW's conversation frame, session dates,
+space-time inheritance, kind checks and summary budget; EpBench's order judge version and P/R
+convention; LoCoMo's answer prompt version: a config below 3 without those keys means the
+behaviour before them, e.g. the order judge that saw the answer); its artifacts are laid out as
+format 2's.
 A newer format than this code knows is refused (`FormatError`), never guessed at.
 
 Folder names and index folders hash the config as it is written (`identity_view`): a few keys
@@ -107,6 +109,11 @@ INTRODUCED = (
     # issue 27: GSW's compact wire format (Operator and space-time replies as lines); saved runs
     # were made with JSON replies
     Introduced("method", GSW, "wire", "json", None),
+    # format 3: the order judge sees only the gold list and the judge's items; EpBench P/R
+    # convention (None: defined_only, unnamed in metrics.json); LoCoMo's answer example in a turn of its own
+    Introduced("dataset.protocol", EPBENCH, "order_judge_version", 1, until_format=3),
+    Introduced("dataset.protocol", EPBENCH, "pr_convention", None, until_format=3),
+    Introduced("dataset.protocol", LOCOMO, "answer_prompt_version", 1, until_format=3),
 )
 
 # (where, key, value): identity keys that hash as absent at this value (runs were named before
@@ -173,9 +180,21 @@ def upgrade_config(cfg: DictConfig | dict[str, Any]) -> DictConfig:
     return OmegaConf.create(data)
 
 
+# run identity keys that joined it later, hashed as absent at the value their absence meant:
+# the fair experiment (every run before experiments were named), and an indexing model that is
+# the answering model (before llm_index, the answering model indexed)
+RUN_KEYS_AS_ABSENT: tuple[tuple[str, Callable[[dict[str, Any]], Any]], ...] = (
+    ("experiment", lambda ident: "fair"),
+    ("llm_index", lambda ident: ident.get("llm")),
+)
+
+
 def identity_view(ident: dict[str, Any]) -> dict[str, Any]:
     """The run identity as it is hashed into the folder name (see the module docstring)."""
     out = copy.deepcopy(ident)
+    for key, then in RUN_KEYS_AS_ABSENT:
+        if key in out and out[key] == then(out):
+            del out[key]
     protocol = _node(out, "dataset.protocol")
     if protocol is not None and protocol.get("_target_") in _FIRST_PATH:
         protocol["_target_"] = _FIRST_PATH[protocol["_target_"]]
@@ -203,46 +222,52 @@ def artifacts_format(meta: dict[str, Any], where: str = "meta.json") -> int:
     return _check(int(meta.get("run_format", 0)), where)
 
 
-def upgrade_protocol_description(proto: Any) -> Any:
-    """A format-0 `protocol` description (meta.json, metrics.json provenance) with the judge
-    version its run used, which format 0 left out for version 1 (and for LoCoMo always), and the
-    grounding version (1: format 0 predates version 2 and the key)."""
+def upgrade_protocol_description(proto: Any, fmt: int = 0) -> Any:
+    """An older `protocol` description (meta.json, metrics.json provenance) as today's describe()
+    writes it. Format 0: the judge version its run used, which format 0 left out for version 1
+    (and for LoCoMo always), and the grounding version (1: format 0 predates version 2 and the
+    key). Formats 0-2: EpBench's order judge version (1)."""
     if not isinstance(proto, dict):
         return proto
     out = dict(proto)
-    if out.get("protocol") == "epbench":
-        out.setdefault("judge_version", 1)
-    elif out.get("protocol") == "locomo":
-        version = _LOCOMO_JUDGE_VERSIONS.get(str(out.get("judge_prompt")), 1)
-        if version == 1:
-            out.setdefault("category_5", CATEGORY_5_BY_JUDGE)
-        out.setdefault("judge_version", version)
-    if out.get("protocol") in ("epbench", "locomo", "custom"):
-        out.setdefault("grounding_version", 1)
+    if fmt < 1:
+        if out.get("protocol") == "epbench":
+            out.setdefault("judge_version", 1)
+        elif out.get("protocol") == "locomo":
+            version = _LOCOMO_JUDGE_VERSIONS.get(str(out.get("judge_prompt")), 1)
+            if version == 1:
+                out.setdefault("category_5", CATEGORY_5_BY_JUDGE)
+            out.setdefault("judge_version", version)
+        if out.get("protocol") in ("epbench", "locomo", "custom"):
+            out.setdefault("grounding_version", 1)
+    if fmt < 3 and out.get("protocol") == "epbench":  # after the keys describe() writes before it
+        out.setdefault("order_judge_version", 1)
     return out
 
 
 def upgrade_meta(meta: dict[str, Any], where: str = "meta.json") -> dict[str, Any]:
-    if artifacts_format(meta, where) >= 1:
+    fmt = artifacts_format(meta, where)
+    if fmt >= RUN_FORMAT:
         return meta
-    return {**meta, "protocol": upgrade_protocol_description(meta.get("protocol"))}
+    return {**meta, "protocol": upgrade_protocol_description(meta.get("protocol"), fmt)}
 
 
 def upgrade_metrics(metrics: dict[str, Any], meta: dict[str, Any],
                     presentation: dict[str, Any] | None = None,
                     blocks: Callable[[], dict[str, Any]] | None = None) -> dict[str, Any]:
-    """metrics.json of an older run as today's score stage writes it. Format 0: the protocol
-    description completed and the protocol's `presentation` block (given by the caller, which
-    has the run's protocol) appended. Formats 0 and 1: the statistics blocks appended, computed
+    """metrics.json of an older run as today's score stage writes it. Formats 0-2: the protocol
+    description completed (upgrade_protocol_description). Format 0: the protocol's
+    `presentation` block (given by the caller, which has the run's protocol) appended. Formats
+    0 and 1: the statistics blocks appended, computed
     by `blocks` (the caller's, which has the run's artifacts) unless the file has them (a
     folder rescored by today's code: `statistics` marks it)."""
     fmt = artifacts_format(meta)
     if fmt >= RUN_FORMAT:
         return metrics
     out = dict(metrics)
-    if fmt < 1 and isinstance(out.get("provenance"), dict):
+    if isinstance(out.get("provenance"), dict):
         out["provenance"] = {**out["provenance"],
-                             "protocol": upgrade_protocol_description(out["provenance"].get("protocol"))}
+                             "protocol": upgrade_protocol_description(out["provenance"].get("protocol"), fmt)}
     if fmt < 1 and presentation is not None and "presentation" not in out:
         out["presentation"] = presentation
     if blocks is not None and "statistics" not in out:

@@ -1,8 +1,9 @@
 """ExternalMethod: a baseline that runs as the official package, in its own environment.
 
 The plugin starts one worker per corpus (inside the package's venv), points the package at a
-loopback proxy that serves the framework's own chat model and embedder (so caching, usage and
-cost stay in the framework), indexes once into the corpus' index folder, and asks the worker for
+loopback proxy that serves the framework's own chat models and embedder (so caching, usage and
+cost stay in the framework; index-time calls go to the run's indexing model, the rest to the
+answering model), indexes once into the corpus' index folder, and asks the worker for
 the package's own retrieval context per question. The harness then answers with the shared
 model. The worker never answers; it returns the context, the chapters it came from (within the
 context cap) and what the package counted itself.
@@ -146,7 +147,8 @@ class ExternalMethod(MemoryMethod):
 
     def _proxy_url(self) -> str:
         if self._proxy is None:
-            self._proxy = ModelProxy(self.services.indexer, self.services.embedder)
+            # index-time chat calls to the indexing model, query-time ones to the answering model
+            self._proxy = ModelProxy(self.services.llm, self.services.embedder, index_chat=self.services.index_llm)
             self._proxy.start()
         return self._proxy.base_url
 

@@ -6,6 +6,12 @@ new calls), the usage ledger (per stage, per question) and cost accounting stay 
 Requests are served by threads but executed on one private event loop, each inside the
 contextvars of the framework job that caused it (its stage and its per-question call sink).
 
+Models: a chat call made while the job's stage is "index" goes to the indexing model (the run's
+llm_index, e.g. gpt-4o-mini for HippoRAG 2 in the paper experiment), every other chat call
+(retrieve: query NER, keyword extraction, recognition filters; answer: the package's own answer
+prompt) to the answering model, so a package that knows only one model name still indexes and
+answers with the models the run names.
+
 Sampling: the package's temperature, seed, stop and n are forwarded (temperature 0, the
 harness default, when it sends none), and what each request asked for is tallied per job
 (`take_requested`), so a run records how the package itself wanted to sample.
@@ -78,9 +84,12 @@ class ModelProxy(LoopbackService):
     name = "proxy"
     server_class = _QuietServer
 
-    def __init__(self, chat: ChatModel, embedder: Embedder, host: str = "127.0.0.1"):
+    def __init__(self, chat: ChatModel, embedder: Embedder, host: str = "127.0.0.1",
+                 index_chat: ChatModel | None = None):
         super().__init__(host, 0)
         self.chat = _private_copy(chat)
+        # index-time chat calls (None: the answering model's); its own copy on the proxy loop
+        self.index_chat = _private_copy(index_chat) if index_chat is not None and index_chat is not chat else None
         self.embedder = _private_copy(embedder)
         self.context: contextvars.Context | None = None  # set by the job that is running
         self.counts = {"chat": 0, "embeddings": 0, "errors": 0}
@@ -93,7 +102,15 @@ class ModelProxy(LoopbackService):
         return _make_handler(self)
 
     def components(self) -> list[Any]:
-        return [self.chat, self.embedder]
+        return [self.chat, *([self.index_chat] if self.index_chat is not None else []), self.embedder]
+
+    def _stage(self) -> str:
+        """The stage of the framework job whose package made the request (index, retrieve, answer)."""
+        return (self.context or contextvars.copy_context()).run(current_stage)
+
+    def chat_for(self, stage: str) -> ChatModel:
+        """The model a chat request goes to: the indexing model at index time, else the answering model."""
+        return self.index_chat if stage == "index" and self.index_chat is not None else self.chat
 
     def bump(self, key: str) -> None:
         with self._counts_lock:
@@ -160,13 +177,14 @@ class ModelProxy(LoopbackService):
         fmt = req.get("response_format")
         sampling = {k: req.get(k) for k in FORWARDED if req.get(k) is not None}
         self._tally(req)
-        result = self.once(("chat", messages, max_tokens, fmt, sampling), lambda: self.run(
-            lambda: self.chat.complete(messages, max_tokens=max_tokens, response_format=fmt, sampling=sampling)))
+        chat = self.chat_for(self._stage())
+        result = self.once(("chat", chat.model, messages, max_tokens, fmt, sampling), lambda: self.run(
+            lambda: chat.complete(messages, max_tokens=max_tokens, response_format=fmt, sampling=sampling)))
         self.bump("chat")
         texts = result.choices or (result.text,)
         return {
             "id": f"memeval-{int(time.time() * 1000)}", "object": "chat.completion",
-            "created": int(time.time()), "model": req.get("model") or self.chat.model,
+            "created": int(time.time()), "model": req.get("model") or chat.model,
             "choices": [{"index": i, "finish_reason": "stop", "logprobs": None,
                          "message": {"role": "assistant", "content": t}} for i, t in enumerate(texts)],
             "usage": {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens,
@@ -187,8 +205,7 @@ class ModelProxy(LoopbackService):
             raise ValueError("'input' must be a string or a list of strings (token arrays are not supported)")
 
         # Index-time calls embed documents; retrieval-time calls embed queries (Voyage cares).
-        stage_now = (self.context or contextvars.copy_context()).run(current_stage)
-        kind = "query" if stage_now == "retrieve" else "document"
+        kind = "query" if self._stage() == "retrieve" else "document"
         vecs = (self.once(("embed", kind, texts), lambda: self.run(lambda: self.embedder.embed(texts, kind)))
                 if texts else np.zeros((0, 0), dtype=np.float32))
         self.bump("embeddings")

@@ -281,9 +281,11 @@ class GSW(MemoryMethod):
 
     # -- retrieval -------------------------------------------------------------------------
     async def _question_entities(self, text: str) -> tuple[list[str], str | None]:
-        """The question's entities, or the error of a failed NER call (recorded in the prediction)."""
+        """The question's entities, or the error of a failed NER call (recorded in the prediction).
+        A query-time call: the answering model's, whatever model indexed (llm_index)."""
         try:
-            out, _ = await self.llm.complete_json(ner_messages(text), QuestionEntities, max_tokens=self.ner_max_tokens)
+            out, _ = await self.services.llm.complete_json(ner_messages(text), QuestionEntities,
+                                                           max_tokens=self.ner_max_tokens)
         except (JsonOutputError, ModelCallError) as exc:
             return [], f"{type(exc).__name__}: {str(exc)[:300]}"
         return [e for e in dict.fromkeys(x.strip() for x in out.entities) if e], None

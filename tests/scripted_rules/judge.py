@@ -42,6 +42,19 @@ def _order(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
     answer = re.search(r"\n\nAnswer:\n(.*)\n\nFound items:\n", user, re.S).group(1).lower()
     found = json.loads(re.search(r"Found items:\n(\[.*?\])\n", user, re.S).group(1))
     found.sort(key=lambda f: answer.find(f.lower()) if f.lower() in answer else len(answer))
+    return _mapping(refs, found)
+
+
+def _order_v2(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
+    """Order judge version 2 (no answer shown): the items in the order given, each mapped as _order does."""
+    user = messages[-1]["content"]
+    ref_block = re.search(r"Reference list:\n(.*?)\n\nItems, in this order:\n", user, re.S).group(1)
+    refs = [line.split(": ", 1)[1] for line in ref_block.splitlines()]
+    items = re.search(r"Items, in this order:\n(.*?)\n\nReturn the JSON", user, re.S).group(1)
+    return _mapping(refs, [line[2:] for line in items.splitlines()])
+
+
+def _mapping(refs: list[str], found: list[str]) -> str:
     used: set[int] = set()
     mapping = []
     for f in found:
@@ -55,6 +68,7 @@ def _order(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
 
 RULES = [
     (r"You check the order of a list answer", _order),
+    (r"You match items to a numbered reference list", _order_v2),
     (r"You read one reply to a question about a story and write down what the reply claims", _extract),
     (r"You compare two lists\. Reference items are the correct answer", _match),
 ]

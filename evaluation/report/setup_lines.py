@@ -1,0 +1,63 @@
+"""The provenance lines a report table adds for settings that may differ per method: the
+experiment (and its deviations from the reference it reproduces), the indexing model, and
+EpBench's precision/recall convention.
+
+Each line appears only when some run records its setting (runs made before a setting was
+recorded show none, so a report of older runs reads as it did). A setting every run of a
+comparison must share (experiment, P/R convention) is flagged when the runs differ; the indexing
+model may differ per method by design (the paper experiment indexes HippoRAG 2 with gpt-4o-mini),
+so it is listed, never flagged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+DIFFERS = "**DIFFERS: these numbers do not compare**"
+
+
+def _shared(label: str, values: list[str]) -> str:
+    distinct = list(dict.fromkeys(values))
+    return f"{label}: {distinct[0]}" if len(distinct) == 1 else f"{label}: {' | '.join(distinct)}  {DIFFERS}"
+
+
+def experiment_lines(runs: list[Any]) -> list[str]:
+    """The experiment the runs were made under and each run's deviations from its reference."""
+    recorded = [(r.label, r.meta.get("experiment")) for r in runs]
+    if not any(isinstance(e, dict) and e.get("name") for _, e in recorded):
+        return []
+    names = [str(e.get("name")) if isinstance(e, dict) else "not recorded" for _, e in recorded]
+    lines = [_shared("experiment", names)]
+    devs = [f"{label}: {'; '.join(e['deviations'])}" for label, e in recorded
+            if isinstance(e, dict) and e.get("deviations")]
+    if devs:
+        lines.append("deviations from the experiment's reference: " + " | ".join(devs))
+    return lines
+
+
+def index_model_line(runs: list[Any]) -> list[str]:
+    """The runs indexed by a model that is not their answering model, by name."""
+    own = [f"{r.label} {r.meta['index_model']}" for r in runs
+           if r.meta.get("index_model") and r.meta.get("index_model") != r.meta.get("answer_model")]
+    if not own:
+        return []
+    rest = "; the others index with their answering model" if len(own) < len(runs) else ""
+    return [f"indexing model: {', '.join(own)}{rest}"]
+
+
+def pr_convention_line(runs: list[Any]) -> list[str]:
+    """EpBench's P/R convention (metrics.json `pr_convention`, written by runs that name it)."""
+    values = [r.metrics.get("pr_convention") for r in runs]
+    if not any(values):
+        return []
+    shown = [str(v or "defined_only (not recorded)") for v in values]
+    line = _shared("EpBench P / R convention", shown)
+    if set(values) == {"authors"}:
+        line += " (0-cue P = R = F1, nothing claimed R = 0: comparable with the GSW paper's Table 2)"
+    elif "authors" not in values:
+        line += " (averaged where defined: overall and 0-cue P / R not comparable with the GSW paper's Table 2)"
+    return [line]
+
+
+def setup_lines(runs: list[Any]) -> list[str]:
+    return [*experiment_lines(runs), *index_model_line(runs), *pr_convention_line(runs)]
