@@ -264,7 +264,11 @@ def _make_hashed(path: Path, spec: EnvSpec, log_file: Path) -> None:
         return
     # no ensurepip: it took 53 s of a loaded 2-core machine to install a pip nothing here uses
     _run([_base_python(), "-m", "venv", "--without-pip", str(path)], log_file, cwd)
-    _run([uv, "pip", "install", "--no-progress", "--python", py, *lock], log_file, cwd, _uv_env())
+    # --compile-bytecode as pip does: with PYTHONDONTWRITEBYTECODE set (as here, and in every worker)
+    # each process would compile its imports from source: a Ray node's agents outlasted the raylet's
+    # 15 s wait for them on a loaded 2-core machine
+    _run([uv, "pip", "install", "--no-progress", "--compile-bytecode", "--python", py, *lock], log_file,
+         cwd, _uv_env())
     _check([uv, "pip", "check", "--python", py], spec, log_file, cwd)
 
 
