@@ -2,8 +2,9 @@
 
 The jobs run in the Ray environment (harness/ray_env.py, created here once if setup has not made it),
 on a head and one more raylet with 1 CPU each, sharing a directory cache. Jobs 0 and 1 (and 2 and 3)
-differ only in the scoring policy, so they make the same model calls at the same time: each call
-must still reach the scripted server once, as in the serial sweep.
+differ only in the scoring policy, so they make the same model calls. The scripted server holds the
+first judge call until the other vanilla job, on the other node, needs that call too: it must wait
+for it (the in-flight lock, which both raylets on this machine share) rather than pay for it again.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import os
 import socket
 import subprocess
 import sys
+import threading
+import time
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -20,9 +23,12 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, scripted_overrides
 from ray_cluster import LocalRayCluster
+from scripted_server import _epbench_judge
 from sweep_compare import assert_same, folder_view, paid
 
 JOBS = ["method=vanilla,embedding_rag", "dataset.protocol.policy=lenient,harsh"]
+HOLD_MAX_S = 90.0  # well inside the judge client's 120 s timeout (a retry would be a second request)
+GRACE_S = 3.0  # from opening judgments.jsonl to asking for the verdicts: no model call between
 
 
 def _pypi_reachable() -> bool:
@@ -66,13 +72,35 @@ def _calls(requests: list[dict]) -> Counter:
     return Counter((r["path"], json.dumps(r["body"], sort_keys=True)) for r in requests)
 
 
+def _hold_first_judge_call(server, runs: Path) -> dict[str, object]:
+    """Judge as the scripted server does, but hold the first judge call until both vanilla jobs are
+    in their judge stage (each has opened its judgments.jsonl, then asks for every verdict at once),
+    plus GRACE_S: the other job then needs this very call while it is in flight. (Their index and
+    answer stages take turns: one index folder, one lock.)"""
+    held: dict[str, object] = {}
+    lock = threading.Lock()
+
+    def both_judging() -> bool:
+        return len(list(runs.glob("vanilla-*/judgments.jsonl"))) == 2
+
+    def reply(messages: list[dict[str, str]], req: dict) -> str:
+        with lock:
+            first = "held" not in held
+            held["held"] = True
+        if first:
+            deadline = time.monotonic() + HOLD_MAX_S
+            while not both_judging() and time.monotonic() < deadline:
+                time.sleep(0.2)
+            held["both_judging"] = both_judging()
+            time.sleep(GRACE_S)
+        return _epbench_judge(messages, req)
+
+    server.add_rule(r"You grade answers to questions about a long story", reply)
+    return held
+
+
 def _runs(tmp: Path) -> list[Path]:
     return sorted((tmp / "runs" / "epbench20").glob("*-*"))
-
-
-def _windows(tmp: Path) -> list[tuple[float, float]]:
-    """Each run's span: config.yaml is written when it starts, metrics.json when it is scored."""
-    return [((p / "config.yaml").stat().st_mtime, (p / "metrics.json").stat().st_mtime) for p in _runs(tmp)]
 
 
 def _versions(tmp: Path) -> dict[str, str | None]:
@@ -88,6 +116,7 @@ def test_ray_sweep_on_two_nodes_matches_a_serial_sweep_and_pays_each_call_once(
     assert serial_calls and max(serial_calls.values()) == 1  # the cache dedups within a serial sweep
     n_serial = len(scripted.requests)
 
+    held = _hold_first_judge_call(scripted, tmp_path / "ray" / "runs" / "epbench20")
     with LocalRayCluster(ray_env) as cluster:
         try:
             on_ray = _sweep(str(python(ray_env)), scripted, tmp_path / "ray", data_dir,
@@ -100,8 +129,9 @@ def test_ray_sweep_on_two_nodes_matches_a_serial_sweep_and_pays_each_call_once(
     assert paid(_runs(tmp_path / "ray")) == paid(_runs(tmp_path / "serial"))
     ray_calls = _calls(scripted.requests[n_serial:])
     assert ray_calls == serial_calls, "the Ray sweep paid a call twice or missed one"
-    spans = _windows(tmp_path / "ray")  # 1 CPU per node and per job: overlapping jobs ran on both nodes
-    assert any(a0 < b1 and b0 < a1 for i, (a0, a1) in enumerate(spans) for b0, b1 in spans[i + 1:]), spans
+    # the race was on: both vanilla jobs were judging while the held call was in flight (1 CPU per
+    # node and per job: on the two nodes); had one come later, it would just have read the cache
+    assert held.get("both_judging"), "the vanilla jobs never judged at once: the race this test needs"
     ours, theirs = _versions(tmp_path / "serial"), _versions(tmp_path / "ray")
     differ = {k for k in ours if ours[k] != theirs.get(k)}
     # the same versions of every package that can change a number, but those the Ray env leaves out
