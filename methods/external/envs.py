@@ -274,6 +274,8 @@ def _make_hashed(path: Path, spec: EnvSpec, log_file: Path) -> None:
 
 def ensure_spec(spec: EnvSpec, log=print) -> Path:  # noqa: ANN001 - any print-like callable
     """Create `spec`'s environment if needed (once, under a file lock) and return its folder."""
+    if spec.hashed and spec.no_deps:  # uv leaves no pip behind to install them with
+        raise ValueError(f"{spec.name}: a hashed lock lists its no-deps packages itself")
     name = spec.name
     path = spec_dir(spec)
     with _file_lock(path.with_suffix(".lock")):
