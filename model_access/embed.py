@@ -158,13 +158,22 @@ class Embedder(ABC):
                 missing.setdefault(k, i)
             else:
                 out.append(np.frombuffer(base64.b64decode(hit["v"]), dtype=np.float32))
+        hit_counted = [False]  # one cache hit per call that reads any vector from the cache
+
+        def count_hit() -> None:
+            if not hit_counted[0]:
+                hit_counted[0] = True
+                self.gate.hit(self.display_name, 0, 0)
+
         if len(texts) - len(missing) > 0:
-            self.gate.hit(self.display_name, 0, 0)
+            count_hit()
         todo = list(missing.items())
         fresh: dict[str, np.ndarray] = {}  # paid now, or a dry run's placeholders
 
         async def run(batch: list[tuple[str, int]]) -> None:
             async with self.gate.claim([k for k, _ in batch]) as still:  # another job may have paid
+                if len(still) < len(batch):  # it did while this call waited: a hit, as for chat,
+                    count_hit()  # so which of two jobs paid does not change what each one did
                 batch = [(k, i) for k, i in batch if k in still]
                 if batch:
                     fresh.update(await pay(batch))

