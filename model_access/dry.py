@@ -127,6 +127,8 @@ class DryRecorder:
         pt = prompt_tokens_of(req["messages"])
         fmt = req.get("response_format") or {}
         out = round(self.ratio(stage) * req["max_tokens"])
+        if text_format is not None and text_format.tokens_vs_json:
+            out = round(out * text_format.tokens_vs_json)  # the same content in fewer tokens than JSON
         last = str(req["messages"][-1].get("content", ""))
         if text_format is not None:
             model = text_format.model

@@ -11,7 +11,8 @@ it prints calls, prompt tokens (and how many the server reused from its prompt c
 tokens, replies cut by max_tokens, prompt and generation tokens/s from the server's own timings,
 and calls/min. Variants: `schema` = the JSON wire (json_schema grammar), `no_schema` = the
 same calls with plain JSON mode (`json_object`), to price the grammar, and `lines` = the compact
-wire (GSW's default: methods/gsw/wire.py's prompts and GBNF grammar).
+wire (GSW's default: methods/gsw/wire.py's prompts and GBNF grammar), `lines_free` = the compact
+prompts without the grammar (its price).
 
 The projection multiplies the measured seconds per chunk by the book's chunk count (plus one
 coreference call per chapter). `--full` instead builds GSW's whole index of the book through
@@ -108,16 +109,17 @@ async def run_variant(bench: Bench, chapters: list[tuple[str, list[str]]], varia
     """GSW's per-chunk pipeline over the sampled chunks; returns wall seconds."""
     async def chunk(chapter: str, text: str) -> None:
         ctx = (await bench.call(f"situate/{variant}", situate_messages(chapter, text), s.situate_max_tokens)).strip()
-        lines = variant == "lines"
+        lines = variant in {"lines", "lines_free"}
+        grammar = variant == "lines"  # lines_free: the same compact prompts, decoded without the GBNF
         wire = "compact" if lines else "json"
         op = await bench.call(f"operator/{variant}", operator_messages(text, ctx, wire), s.operator_max_tokens,
                               None if lines else _schema(OperatorOutput, variant),
-                              OPERATOR_FORMAT.grammar if lines else None)
-        ents = _entities(op, variant)
+                              OPERATOR_FORMAT.grammar if grammar else None)
+        ents = _entities(op, "lines" if lines else variant)
         if ents:
             await bench.call(f"spacetime/{variant}", spacetime_messages(text, ents, wire), s.spacetime_max_tokens,
                              None if lines else _schema(SpaceTimeOutput, variant),
-                             SPACETIME_FORMAT.grammar if lines else None)
+                             SPACETIME_FORMAT.grammar if grammar else None)
 
     t0 = time.perf_counter()
     await asyncio.gather(*(chunk(ch, c) for ch, cs in chapters for c in cs))
@@ -181,7 +183,7 @@ async def main() -> None:
     ap.add_argument("--chunks", type=int, default=8, help="chunks sampled (from the first chapters)")
     ap.add_argument("--slots", type=int, default=4, help="server slots = calls in flight")
     ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--variants", default="lines,schema", help="lines (compact wire), schema, no_schema")
+    ap.add_argument("--variants", default="lines,schema", help="lines (compact wire), lines_free (compact, no grammar), schema, no_schema")
     ap.add_argument("--full", action="store_true", help="time GSW's whole index through run.py instead")
     ap.add_argument("--cache", default=None, help="--full: the cache its calls go to (default: a fresh one)")
     ap.add_argument("overrides", nargs="*", help="--full: extra run.py overrides, e.g. method.max_concurrent_chapters=2")

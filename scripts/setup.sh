@@ -3,7 +3,7 @@
 # the benchmark data (copied or downloaded, sha256-verified) and the offline tokenizer.
 #   bash scripts/setup.sh            # framework + data (API models, tests with the scripted server)
 #   bash scripts/setup.sh --local    # + llama.cpp server, local GGUF models and local embedder
-# BASELINES="graphrag lightrag hipporag2 mem0" also creates the baselines' own environments (they are
+# BASELINES="graphrag lightrag hipporag2 mem0 graphiti cognee" also creates the baselines' own environments (they are
 # otherwise created on first use).
 # Environment: MEMEVAL_HOME (models, caches; default ~/.cache/memeval), PYTHON (default python3),
 # LOCAL_MODELS (default "qwen2.5-coder-1.5b qwen2.5-coder-0.5b").

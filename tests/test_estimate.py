@@ -105,3 +105,22 @@ def test_placeholder_vectors_have_the_embedders_dimension_when_nothing_in_the_ba
     emb = SentenceTransformerEmbedder(model="all-minilm-l6-v2", settings=CallSettings(dry=DryRecorder(output_ratio={})))
     vecs = asyncio.run(emb.embed(["Where did Ida Wren sail?"], input_type="query"))
     assert vecs.shape == (1, emb.dimension) and emb.dimension == 384
+
+
+def test_a_compact_reply_is_predicted_at_its_layouts_measured_share_of_json() -> None:
+    """The output prior is calibrated on JSON replies; a call in the compact GSW layout is
+    predicted at the layout's measured token share, and the placeholder still decodes."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from methods.gsw.wire import OPERATOR_FORMAT
+    from model_access.usage import UsageLedger, stage
+
+    client = SimpleNamespace(display_name="gpt-4o", ledger=UsageLedger())
+    req = {"messages": [{"role": "user", "content": "Ida Wren met Tobin Marwen at Bryn Cove."}], "max_tokens": 1500}
+    rec = DryRecorder(output_ratio={"index": 0.30})
+    with stage("index"):
+        unscaled = rec.chat(client, req, replace(OPERATOR_FORMAT, tokens_vs_json=None))
+        compact = rec.chat(client, req, OPERATOR_FORMAT)
+    assert unscaled.completion_tokens == 450 and compact.completion_tokens == round(450 * 0.490)
+    OPERATOR_FORMAT.decode(compact.text)

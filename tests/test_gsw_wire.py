@@ -275,6 +275,12 @@ def test_the_format_bench_prints_the_operator_token_ratio_last_and_it_meets_the_
                          text=True, timeout=300, check=True).stdout.strip().splitlines()
     label, _, ratio = out[-1].rpartition(": ")
     assert label == "Operator reply tokens compact/json" and 0.3 < float(ratio) <= 0.6, out
+    # the ratios the cost estimate scales its output prior by are these measurements, not guesses
+    from methods.gsw.wire import OPERATOR_FORMAT, SPACETIME_FORMAT
+
+    measured = {row.split("|")[1].strip(): float(row.split("|")[-2]) for row in out
+                if row.startswith(("| operator |", "| spacetime |"))}
+    assert measured == {"operator": OPERATOR_FORMAT.tokens_vs_json, "spacetime": SPACETIME_FORMAT.tokens_vs_json}
 
 
 def test_both_wires_give_the_reconciler_the_same_chunks(scripted, tmp_path: Path) -> None:

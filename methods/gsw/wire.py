@@ -317,7 +317,9 @@ def _validated(model: Any, data: dict[str, Any]) -> Any:
         raise WireError(f"{model.__name__}: {exc}") from None
 
 
+# tokens_vs_json: `python scripts/bench_gsw_format.py` on results/epbench20-local's stored replies
+# (tests/test_gsw_wire.py checks both against a fresh re-encoding)
 OPERATOR_FORMAT = TextFormat(f"{WIRE_VERSION} operator", OperatorOutput, decode_operator, encode_operator,
-                             operator_grammar())
+                             operator_grammar(), tokens_vs_json=0.490)
 SPACETIME_FORMAT = TextFormat(f"{WIRE_VERSION} space-time", SpaceTimeOutput, decode_spacetime, encode_spacetime,
-                              spacetime_grammar())
+                              spacetime_grammar(), tokens_vs_json=0.365)
