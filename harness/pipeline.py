@@ -137,6 +137,10 @@ def run(cfg: DictConfig) -> Path | None:
         logging.getLogger().addHandler(handler)
         try:
             return _run(cfg, c, run_dir, stages)
+        except BaseException as exc:  # the run's own log says why it stopped (a package's error too)
+            logging.getLogger("memeval.run").error("run stopped: %s: %s", type(exc).__name__, exc,
+                                                   exc_info=not isinstance(exc, KeyboardInterrupt))
+            raise
         finally:
             logging.getLogger().removeHandler(handler)
             handler.close()

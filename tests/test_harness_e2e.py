@@ -85,6 +85,8 @@ def test_interrupted_run_resumes_without_repaying(scripted, tmp_path, data_dir) 
     scripted.fail_after = 5  # the run dies part-way through
     crashed = run_cli(args)
     assert crashed.returncode != 0
+    (log,) = (tmp_path / "runs" / "epbench20").glob("embedding_rag-*/run.log")
+    assert "run stopped:" in log.read_text(), "the run's own log says why it stopped"
     paid_before_crash = 5
     scripted.fail_after = None
     n0 = scripted.count()
