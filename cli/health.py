@@ -1,6 +1,7 @@
 """`memeval health RUN_DIR... [--thresholds FILE] [--no-write]`: say when a run means nothing.
 
-Model-free checks of each scored run folder (and its index folder): the index, the contexts,
+Model-free checks of each scored run folder (and its index folder; a run of `stages=[index]`
+gets the index checks alone): the index, the contexts,
 the answers and the judge (evaluation/health/), each against the thresholds of
 conf/health/default.yaml (or --thresholds FILE). Writes RUN_DIR/health.json for each run and
 prints one table (run, scope, check, status, value, threshold, message). Exit status 1 when a
@@ -29,9 +30,12 @@ def main(argv: list[str]) -> int:
     thresholds = load_thresholds(args.thresholds)
     table, failed = [], []
     for run in args.runs:
-        if not (run / "metrics.json").exists():
-            print(f"error: {run} is not a scored run folder (no metrics.json)", file=sys.stderr)
+        if not (run / "metrics.json").exists() and not (run / "index.json").exists():
+            print(f"error: {run} is neither a scored run folder (no metrics.json) nor an indexed one "
+                  "(no index.json)", file=sys.stderr)
             return 2
+        if not (run / "metrics.json").exists():
+            print(f"{run.name}: index only (no metrics.json): the index checks", file=sys.stderr)
         try:
             if args.no_write:
                 health = run_health(run, thresholds)

@@ -299,6 +299,23 @@ def test_health_json_is_written_and_read_back_and_a_bundle_finds_its_index(tmp_p
     assert {c.scope for c in back.checks} == {"index", "context", "answer", "judge"}
 
 
+def test_an_index_only_run_gets_the_index_checks_from_the_command(tmp_path: Path, capsys: Any) -> None:
+    """`stages=[index]` (an index-health probe) leaves no metrics.json: the command checks its
+    index instead of refusing it, and a folder with neither file is still refused."""
+    from cli.health import main
+
+    _gsw_chapter(tmp_path / "runs" / "_indexes" / "gsw-abc" / "book", "1", ["Henry Reed", "He"])
+    run = make_run(tmp_path, [], method="methods.gsw.method.GSW", index_folder="runs/_indexes/gsw-abc")
+    for name in ("metrics.json", "predictions.jsonl", "judgments.jsonl"):
+        (run / name).unlink()
+    assert main([str(run)]) == 1  # half the names are not noun phrases: a failed index check
+    back = read_health(run)
+    assert back is not None and {c.scope for c in back.checks} == {"index"}
+    assert _by_name(back)["names_not_noun_phrase"].value == 0.5
+    (run / "index.json").unlink()
+    assert main([str(run)]) == 2 and "no index.json" in capsys.readouterr().err
+
+
 def test_a_method_without_counters_is_trivially_ok_and_a_missing_index_warns(tmp_path: Path) -> None:
     run = make_run(tmp_path / "a", [_pred(0, "c")])
     assert _by_name(run_health(run, TH))["extraction"].status == "ok"

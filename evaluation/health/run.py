@@ -51,8 +51,11 @@ def corpus_units(run: Path) -> dict[str, int]:
 def check_run(run: Path, thresholds: dict[str, Any], index: dict[str, Any] | None = None,
               markers: tuple[str, ...] = ()) -> Health:
     """Every check on a scored run folder. `index` and `markers` come from the method (the layer
-    above reads them: harness/health.py); thresholds as load_thresholds gives them."""
+    above reads them: harness/health.py); thresholds as load_thresholds gives them. A run that
+    only indexed (`stages=[index]`: no metrics.json, an index health probe) gets the index checks."""
     folder = RunFolder(run)
+    if not (run / "metrics.json").exists():
+        return Health(list(index_checks(index, thresholds["index"])))
     predictions = folder.read_jsonl("predictions.jsonl")
     judgments = folder.read_jsonl("judgments.jsonl")
     metrics = read_metrics(folder)
