@@ -61,8 +61,10 @@ def measured_ratios(records: list[CallRecord]) -> dict[str, float]:
 
 
 def price_records(records: list[CallRecord], prices: dict[str, Price], batch: dict[str, float],
-                  batch_stages: set[str], ratios: dict[str, float]) -> dict[str, Any]:
-    """Per stage: calls (fresh/cached), tokens and USD, standard and with the Batch API."""
+                  batch_stages: set[str], ratios: dict[str, float],
+                  measured: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """Per stage: calls (fresh/cached), tokens and USD, standard and with the Batch API. A
+    stage's prior ratio is scaled by each call's `output_scale`; a `measured` one is not."""
     stages: dict[str, dict[str, Any]] = {}
     unpriced: set[str] = set()
     for r in records:
@@ -73,7 +75,8 @@ def price_records(records: list[CallRecord], prices: dict[str, Price], batch: di
         if r.cached:
             e["cached_calls"] += 1
             continue
-        out = round(ratios.get(r.stage, 0.0) * r.max_tokens) if r.max_tokens else r.output_tokens
+        scale = 1.0 if r.stage in measured else r.output_scale
+        out = round(ratios.get(r.stage, 0.0) * r.max_tokens * scale) if r.max_tokens else r.output_tokens
         e["calls"] += 1
         e["prompt_tokens"] += r.prompt_tokens
         e["prefix_cached_tokens"] += r.prefix_cached_tokens
@@ -133,10 +136,11 @@ def estimate(cfg: DictConfig, ratios: dict[str, float] | None = None) -> dict[st
             model_kind = "dry run of the real prompts"
     finally:
         c.cache.close()
-    used = {**recorder.output_ratio, **measured_ratios(recorder.records)}
+    measured = measured_ratios(recorder.records)
+    used = {**recorder.output_ratio, **measured}
     name = str(c.method_cfg.name)
     batch_stages = {"judge"} | ({"index"} if name.startswith(BATCH_INDEX_METHODS) else set())
-    out = price_records(recorder.records, prices, batch, batch_stages, used)
+    out = price_records(recorder.records, prices, batch, batch_stages, used, frozenset(measured))
     out.update({"method": name, "dataset": c.dataset.name, "questions": len(c.questions),
                 "models": {"llm": c.llm.display_name, "index_llm": c.indexer.display_name,
                            "judge": c.judge.display_name, "embedder": c.embedder.display_name},

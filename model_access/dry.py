@@ -84,6 +84,9 @@ class CallRecord:
     cached: bool  # already in the model-call cache: costs nothing now
     prefix_cached_tokens: int = 0  # billed at the cached-input price (provider prompt caching)
     max_tokens: int = 0
+    # a prior's share for this call's reply layout (TextFormat.tokens_vs_json): the output prior
+    # is calibrated on JSON replies; a measured ratio (real replies of the stage) is used unscaled
+    output_scale: float = 1.0
 
 
 @dataclass
@@ -126,9 +129,8 @@ class DryRecorder:
         stage = current_stage()
         pt = prompt_tokens_of(req["messages"])
         fmt = req.get("response_format") or {}
-        out = round(self.ratio(stage) * req["max_tokens"])
-        if text_format is not None and text_format.tokens_vs_json:
-            out = round(out * text_format.tokens_vs_json)  # the same content in fewer tokens than JSON
+        scale = text_format.tokens_vs_json if text_format is not None and text_format.tokens_vs_json else 1.0
+        out = round(self.ratio(stage) * req["max_tokens"] * scale)  # scale: the same content, fewer tokens
         last = str(req["messages"][-1].get("content", ""))
         if text_format is not None:
             model = text_format.model
@@ -143,7 +145,7 @@ class DryRecorder:
             enc = get_encoding()
             text = enc.decode(enc.encode(last, disallowed_special=())[-max(1, out):])
         rec = CallRecord(stage, client.display_name, pt, out, False,
-                         self._prefix_cached(client.display_name, req["messages"]), req["max_tokens"])
+                         self._prefix_cached(client.display_name, req["messages"]), req["max_tokens"], scale)
         with self._lock:
             self.records.append(rec)
         client.ledger.record(client.display_name, pt, out, cached=False)

@@ -124,3 +124,10 @@ def test_a_compact_reply_is_predicted_at_its_layouts_measured_share_of_json() ->
         compact = rec.chat(client, req, OPERATOR_FORMAT)
     assert unscaled.completion_tokens == 450 and compact.completion_tokens == round(450 * 0.490)
     OPERATOR_FORMAT.decode(compact.text)
+    # the price table recomputes output from the stage's ratio: the layout's share survives it,
+    # and a ratio measured on real replies of the stage is used as it is
+    price = {"gpt-4o": Price(input=2.5, output=10.0)}
+    prior = price_records(rec.records, price, {}, set(), {"index": 0.30})
+    assert prior["stages"]["index"]["output_tokens"] == 450 + round(450 * 0.490)
+    measured = price_records(rec.records, price, {}, set(), {"index": 0.10}, frozenset({"index"}))
+    assert measured["stages"]["index"]["output_tokens"] == 2 * 150
