@@ -197,5 +197,6 @@ def build(cfg: DictConfig, check: bool = True, dry: Any = None) -> Components:
     if filters:
         subset_label += f"; {'; '.join(filters)}"
     return Components(dataset, questions, protocol, _cap(cfg, dataset), llm, judge, embedder, ledger,
-                      cache, upgraded.method, run_dir, Path(cfg.index_root), subset_label, pool, index_llm,
-                      None if cfg.subset.get("index_units") is None else int(cfg.subset.index_units))
+                      cache, upgraded.method, run_dir, Path(cfg.index_root), subset_label, pool=pool,
+                      index_llm=index_llm,
+                      index_units=None if cfg.subset.get("index_units") is None else int(cfg.subset.index_units))
