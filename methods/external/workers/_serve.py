@@ -17,10 +17,22 @@ import sys
 import threading
 import time
 import traceback
+import urllib.request
 from collections.abc import Callable
 from typing import Any
 
 Handler = Callable[[dict[str, Any]], Any]
+KEY = "sk-memeval-local-proxy"  # the packages insist on an API key; the framework's proxy ignores it
+
+
+def embedding_dimension(base_url: str, model: str) -> int:
+    """The proxy's embedding width (one probe call, cached like any other): the packages need it
+    before their vector stores are created."""
+    req = urllib.request.Request(base_url.rstrip("/") + "/embeddings", method="POST",
+                                 data=json.dumps({"model": model, "input": ["dimension probe"]}).encode(),
+                                 headers={"Content-Type": "application/json", "Authorization": f"Bearer {KEY}"})
+    with urllib.request.urlopen(req, timeout=600) as resp:
+        return len(json.loads(resp.read())["data"][0]["embedding"])
 
 
 def log(*parts: object) -> None:

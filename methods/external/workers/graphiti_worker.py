@@ -24,16 +24,14 @@ import json
 import os
 import random
 import time
-import urllib.request
 import uuid
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from _serve import chapters_in_order, log, serve
+from _serve import KEY, chapters_in_order, embedding_dimension, log, serve
 
-KEY = "sk-memeval-local-proxy"
 STATE: dict[str, Any] = {}
 TALLY: Counter[str] = Counter()  # this episode's (or query's) calls
 _UUIDS = random.Random(0)
@@ -56,14 +54,6 @@ def reseed_uuids(*parts: str) -> None:
 
 
 uuid.uuid4 = _seeded_uuid4  # before graphiti_core is imported: nodes.py and edges.py bind it by name
-
-
-def embedding_dimension(base_url: str, model: str) -> int:
-    req = urllib.request.Request(base_url.rstrip("/") + "/embeddings", method="POST",
-                                 data=json.dumps({"model": model, "input": ["dimension probe"]}).encode(),
-                                 headers={"Content-Type": "application/json", "Authorization": f"Bearer {KEY}"})
-    with urllib.request.urlopen(req, timeout=600) as resp:
-        return len(json.loads(resp.read())["data"][0]["embedding"])
 
 
 def _counting_clients() -> tuple[type, type]:

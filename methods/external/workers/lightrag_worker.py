@@ -14,23 +14,12 @@ merge order) are dropped before LightRAG truncates and formats the context.
 from __future__ import annotations
 
 import functools
-import json
 import time
-import urllib.request
 from typing import Any
 
-from _serve import chapters_in_order, log, serve
+from _serve import KEY, chapters_in_order, embedding_dimension, log, serve
 
 STATE: dict[str, Any] = {"max_units": None, "dropped": [], "before": []}
-KEY = "sk-memeval-local-proxy"
-
-
-def embedding_dimension(base_url: str, model: str) -> int:
-    req = urllib.request.Request(base_url.rstrip("/") + "/embeddings", method="POST",
-                                 data=json.dumps({"model": model, "input": ["dimension probe"]}).encode(),
-                                 headers={"Content-Type": "application/json", "Authorization": f"Bearer {KEY}"})
-    with urllib.request.urlopen(req, timeout=600) as resp:
-        return len(json.loads(resp.read())["data"][0]["embedding"])
 
 
 def _install_cap() -> None:

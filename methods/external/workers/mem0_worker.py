@@ -22,24 +22,14 @@ from __future__ import annotations
 import functools
 import json
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
-from _serve import log, serve
+from _serve import KEY, embedding_dimension, log, serve
 
 STATE: dict[str, Any] = {"date": "unknown"}
-KEY = "sk-memeval-local-proxy"
 COLLECTION = "memeval"
 LIST_LIMIT = 1_000_000  # get_all's top_k: every memory of a view
-
-
-def embedding_dimension(base_url: str, model: str) -> int:
-    req = urllib.request.Request(base_url.rstrip("/") + "/embeddings", method="POST",
-                                 data=json.dumps({"model": model, "input": ["dimension probe"]}).encode(),
-                                 headers={"Content-Type": "application/json", "Authorization": f"Bearer {KEY}"})
-    with urllib.request.urlopen(req, timeout=600) as resp:
-        return len(json.loads(resp.read())["data"][0]["embedding"])
 
 
 def _install_dates() -> None:
