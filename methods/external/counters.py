@@ -142,18 +142,23 @@ def graphiti_counters(folder: Path) -> IndexCounters | None:
     episodes = _episodes(folder)
     if not episodes:
         return None
-    names = [str(n) for e in episodes for n in e.get("entities", [])]
     absent = [str(n) for e in episodes for n in e.get("entities_not_in_text", [])]
     copies = copied(absent, ChunkText(""), GRAPHITI_EXAMPLES)
-    n, bad, samples = name_counts(names)
     return IndexCounters(
-        units=len(episodes),
-        empty={"facts": [sum(1 for e in episodes if not e.get("facts")), len(episodes)],
-               "entities": [sum(1 for e in episodes if not e.get("entities")), len(episodes)]},
-        names=n, names_not_noun_phrase=bad, name_samples=samples,
+        **_per_episode(episodes, "facts"),
         example_copies=len(copies), copy_samples=sorted(set(copies))[:5],
         extra={"structured_calls": structured_calls(episodes),
                "facts_per_unit": [int(e.get("facts", 0)) for e in episodes]})
+
+
+def _per_episode(episodes: list[dict[str, Any]], facts_label: str) -> dict[str, Any]:
+    """The counters Graphiti's and cognee's per-episode records share: units, the episodes
+    without facts (reported as `facts_label`) or entities, and the entity names' shape."""
+    n, bad, samples = name_counts([str(x) for e in episodes for x in e.get("entities", [])])
+    return {"units": len(episodes),
+            "empty": {facts_label: [sum(1 for e in episodes if not e.get("facts")), len(episodes)],
+                      "entities": [sum(1 for e in episodes if not e.get("entities")), len(episodes)]},
+            "names": n, "names_not_noun_phrase": bad, "name_samples": samples}
 
 
 def _episodes(folder: Path) -> list[dict[str, Any]] | None:
@@ -170,13 +175,8 @@ def cognee_counters(folder: Path) -> IndexCounters | None:
     episodes = _episodes(folder)
     if not episodes:
         return None
-    names = [str(n) for e in episodes for n in e.get("entities", [])]
-    n, bad, samples = name_counts(names)
     return IndexCounters(
-        units=len(episodes),
-        empty={"edges": [sum(1 for e in episodes if not e.get("facts")), len(episodes)],
-               "entities": [sum(1 for e in episodes if not e.get("entities")), len(episodes)]},
-        names=n, names_not_noun_phrase=bad, name_samples=samples,
+        **_per_episode(episodes, "edges"),
         extra={"structured_calls": structured_calls(
             [{**e, "chat_attempts": e.get("structured_calls", 0)} for e in episodes]),
                "edges_per_unit": [int(e.get("facts", 0)) for e in episodes]})

@@ -102,3 +102,12 @@ def serve(handlers: dict[str, Handler]) -> None:
 def chapters_in_order(unit_ids: list[str]) -> list[str]:
     """Distinct unit ids in first-seen order."""
     return list(dict.fromkeys(u for u in unit_ids if u))
+
+
+def capped_units(units: list[str], cap: int | None) -> tuple[set[str], list[str]] | None:
+    """The context cap over units in rank order: (the first `cap` kept, the rest dropped in
+    order), or None when they already fit (or there is no cap)."""
+    if cap is None or len(units) <= cap:
+        return None
+    keep = set(units[:cap])
+    return keep, [u for u in units if u not in keep]

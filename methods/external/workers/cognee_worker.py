@@ -31,7 +31,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from _serve import KEY, chapters_in_order, embedding_dimension, log, serve
+from _serve import KEY, capped_units, chapters_in_order, embedding_dimension, log, serve
 
 DATASET = "memeval"
 STATE: dict[str, Any] = {"max_units": None, "dropped": [], "before": []}
@@ -159,11 +159,10 @@ def _install_cap() -> None:
         out = original(self, **kwargs)
         sessions = chapters_in_order([str(payload(c).get("document_name") or "") for c in out.get("chunks", [])])
         STATE["before"] = sessions
-        cap = STATE["max_units"]
-        if cap is None or len(sessions) <= cap:
+        cut = capped_units(sessions, STATE["max_units"])
+        if cut is None:
             return out
-        keep = set(sessions[:cap])
-        STATE["dropped"] = [s for s in sessions if s not in keep]
+        keep, STATE["dropped"] = cut
         chunks = [c for c in out["chunks"] if str(payload(c).get("document_name") or "") in keep]
         ids = {result_id(c) for c in chunks}
         return {**out, "chunks": chunks,

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from _serve import chapters_in_order, log, serve
+from _serve import capped_units, chapters_in_order, log, serve
 
 STATE: dict[str, Any] = {}
 TABLES = ["communities", "community_reports", "text_units", "relationships", "entities"]
@@ -184,16 +184,17 @@ def _capped_text_units(builder: Any, max_units: int | None, report: dict[str, An
         text, data = original(self, *args, **kwargs)
         chapters = chapters_of(data)
         report["chapters_before_cap"] = chapters
-        if max_units is None or len(chapters) <= max_units:
+        cut = capped_units(chapters, max_units)
+        if cut is None:
             return text, data
-        keep = set(chapters[:max_units])
+        keep, dropped = cut
         pool = self.text_units
         self.text_units = {k: v for k, v in pool.items() if v.document_id in keep}
         try:
             text, data = original(self, *args, **kwargs)
         finally:
             self.text_units = pool
-        report["dropped_units"] = [c for c in chapters if c not in keep]
+        report["dropped_units"] = dropped
         return text, data
 
     builder._build_text_unit_context = capped.__get__(builder)

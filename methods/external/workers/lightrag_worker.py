@@ -17,7 +17,7 @@ import functools
 import time
 from typing import Any
 
-from _serve import KEY, chapters_in_order, embedding_dimension, log, serve
+from _serve import KEY, capped_units, chapters_in_order, embedding_dimension, log, serve
 
 STATE: dict[str, Any] = {"max_units": None, "dropped": [], "before": []}
 
@@ -33,11 +33,10 @@ def _install_cap() -> None:
         merged = await original(*args, **kwargs)
         chapters = chapters_in_order([c.get("file_path", "") for c in merged])
         STATE["before"] = chapters
-        cap = STATE["max_units"]
-        if cap is None or len(chapters) <= cap:
+        cut = capped_units(chapters, STATE["max_units"])
+        if cut is None:
             return merged
-        keep = set(chapters[:cap])
-        STATE["dropped"] = [c for c in chapters if c not in keep]
+        keep, STATE["dropped"] = cut
         return [c for c in merged if c.get("file_path") in keep]
 
     operate._merge_all_chunks = capped
