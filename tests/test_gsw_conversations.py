@@ -88,6 +88,30 @@ def test_first_person_lines_given_to_the_other_speaker_move_back() -> None:
     assert not any("clothing" in s for e in out.entities if e.name == "Jon" for r in e.roles for s in r.states)
 
 
+def test_a_copied_speaker_mark_naming_the_wrong_speaker_does_not_keep_the_line() -> None:
+    """A real 0.5B reply to session 1's framed first chunk (a later conv-30 run, frame on): the
+    Operator copied Gina's line with its mark rewritten, "lost my [Jon] job at Door Dash this
+    month", and gave it to Jon. The line's words, not the copied mark, say who said it."""
+    reply = {"entities": [{"id": "e1", "name": "Jon", "roles": [{"role": "banker", "states": [
+        "lost her job", "lost my [Jon] job at Door Dash this month"]}]}]}
+    text = _framed_chunk("1", "Door Dash")
+    assert "lost my [Gina] job at Door Dash this month" in text
+    out, _, counts = check_kinds(OperatorOutput.model_validate(reply), None, text, set(), speaker_lines(text))
+    states = {e.name: [s for r in e.roles for s in r.states] for e in out.entities}
+    assert states["Gina"] == ["lost my job at Door Dash this month"]
+    assert states["Jon"] == ["lost her job"]
+    assert counts["speaker_states_moved"] == 1 and counts["speaker_marks_removed"] == 1
+
+
+def test_only_speaker_marks_are_stripped_from_states() -> None:
+    lines = [("Ada", "I took a photo."), ("Ben", "Nice.")]
+    op = OperatorOutput.model_validate({"entities": [{"id": "e1", "name": "Ada", "roles": [
+        {"role": "photographer", "states": ["my [Ada] photo [shares a photo: a red boat]"]}]}]})
+    out, _, counts = check_kinds(op, None, "Ada: I [Ada] took a photo.\nBen: Nice.", set(), lines)
+    assert out.entities[0].roles[0].states == ["my photo [shares a photo: a red boat]"]
+    assert counts == {"speaker_marks_removed": 1}
+
+
 def test_a_state_both_speakers_could_have_said_stays() -> None:
     lines = [("Ada", "I love the sea."), ("Ben", "I love the sea too.")]
     op = OperatorOutput.model_validate({"entities": [{"id": "e1", "name": "Ada", "roles": [

@@ -123,9 +123,19 @@ def dated(text: str, timestamp: str | None) -> str:
     return f"{DATE_PREFIX}{timestamp}\n{text}" if timestamp else text
 
 
+def strip_speaker_marks(text: str, speakers: list[str]) -> str:
+    """`text` without the frame's ' [Name]' marks of these speakers (other brackets, such as a
+    shared photo's caption, stay). The Operator copies marks into states, sometimes with the
+    wrong name: conv-30, a real 0.5B reply gave Jon "lost my [Jon] job at Door Dash", Gina's line."""
+    names = "|".join(re.escape(s) for s in speakers)
+    return re.sub(rf" \[(?:{names})\]", "", text, flags=re.I) if names else text
+
+
 def said_by_other(value: str, entity: str, lines: list[tuple[str, str]]) -> str | None:
     """The speaker who said `value` in the first person, when that is not `entity` and no line of
-    `entity` says it: the Operator gave one speaker another's words."""
+    `entity` says it: the Operator gave one speaker another's words. A mark copied into `value`
+    is not evidence of who said it (the model rewrites it); the line's words are."""
+    value = strip_speaker_marks(value, [s for s, _ in lines])
     key = norm(value)
     if not key or not _FIRST.search(value):
         return None

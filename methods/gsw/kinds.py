@@ -14,7 +14,8 @@ included "rugged terrain" (scripts/audit_gsw_entities.py counts them):
 - a time that neither parses as a date (python-dateutil) nor holds a time word nor opens with a
   temporal preposition loses its value;
 - in a conversation chunk (frame.py), a first-person role or state given to one speaker that
-  only the other speaker said moves to the speaker who said it.
+  only the other speaker said moves to the speaker who said it; the frame's speaker marks
+  copied into a role or state are removed first (a copied mark may name the wrong speaker).
 A link that loses its value stays as a null-valued link: the entities are still together. Each
 drop, repair and move is counted into the chunk's guard record (`kind_*`, `speaker_*`).
 """
@@ -27,8 +28,10 @@ from collections import Counter
 from dateutil import parser as date_parser
 
 from ..output_guard import ChunkText, name_problem, norm
-from .frame import said_by_other
+from .frame import said_by_other, strip_speaker_marks
 from .schemas import OpEntity, OperatorOutput, OpRole, SpaceTimeOutput, STLink
+
+KINDS_VERSION = 2  # 2: speaker marks copied into roles and states removed before attribution
 
 
 def _words(text: str) -> tuple[str, ...]:
@@ -157,14 +160,25 @@ def _links(st: SpaceTimeOutput, persons: set[str], counts: Counter[str]) -> list
     return out + moved
 
 
+def _unmarked(role: OpRole, speakers: list[str], counts: Counter[str]) -> OpRole:
+    """The role and its states without the frame's speaker marks (counted `speaker_marks_removed`):
+    a mark is the frame's, not the text's, and a copied one may name the wrong speaker."""
+    texts = [role.role, *role.states]
+    clean = [strip_speaker_marks(t, speakers) for t in texts]
+    counts["speaker_marks_removed"] += sum(a != b for a, b in zip(texts, clean, strict=True))
+    return role.model_copy(update={"role": clean[0], "states": clean[1:]})
+
+
 def _attribute(entities: list[OpEntity], lines: list[tuple[str, str]], counts: Counter[str]) -> list[OpEntity]:
     """First-person roles and states moved to the speaker who said them (conversation chunks)."""
     by_name = {norm(e.name): e for e in entities}
+    speakers = list(dict.fromkeys(s for s, _ in lines))
     gained: dict[str, list[OpRole]] = {}
     out = []
     for e in entities:
         roles = []
         for r in e.roles:
+            r = _unmarked(r, speakers, counts)
             who = said_by_other(r.role, e.name, lines)
             if who:
                 gained.setdefault(who, []).append(r)

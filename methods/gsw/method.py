@@ -24,6 +24,7 @@ from model_access.errors import JsonOutputError, ModelCallError
 from ..base import IndexCounters, IndexStore, MemoryMethod, Retrieval, Services, unit_title
 from .counters import gsw_counters
 from .guard import GUARD_VERSION
+from .kinds import KINDS_VERSION
 from .operator import OperatorStages, StageSettings, outputs_of
 from .prompts import PROMPT_VERSION, WIRES, ner_messages
 from .qa import Entry, NameMatcher, entries_from, format_context, rank, select
@@ -129,9 +130,11 @@ class GSW(MemoryMethod):
 
     def params(self) -> dict[str, Any]:
         """What defines the index: the fields of its three settings records (QA settings are not
-        among them: ablations of retrieval share one index), and the compact wire's version."""
+        among them: ablations of retrieval share one index), and the compact wire's and the kind
+        checks' versions when they are on."""
         wire = {"wire_version": WIRE_VERSION} if self.settings.wire == "compact" else {}
-        return {"prompt_version": PROMPT_VERSION, "guard_version": GUARD_VERSION, **wire, **asdict(self.settings),
+        kinds = {"kinds_version": KINDS_VERSION} if self.reconcile.validate_kinds else {}
+        return {"prompt_version": PROMPT_VERSION, "guard_version": GUARD_VERSION, **wire, **kinds, **asdict(self.settings),
                 **asdict(self.workspace), **asdict(self.reconcile)}
 
     @classmethod
