@@ -308,6 +308,20 @@ def test_both_wires_give_the_reconciler_the_same_chunks(scripted, tmp_path: Path
     assert [("response_format" in b, "as lines" in b["messages"][0]["content"]) for b in ops] == [
         (True, False), (True, False), (False, True), (False, True)]
     assert ops[-1]["stream"] is True  # the line_blocks repeat rule streams the reply
+    sts = [r["body"] for r in scripted.requests if "[GSW:spacetime]" in r["body"]["messages"][0]["content"]]
+    assert [(b.get("stream") is True, "response_format" in b) for b in sts] == [
+        (False, True), (False, True), (True, False), (True, False)]  # compact space-time is cut too
+
+
+def test_a_looping_compact_space_time_reply_ends_at_its_first_repeated_line() -> None:
+    """A real 0.5B space-time reply from the book's compact run (2026-12-02), as the server sent
+    it: after two good lines it wrote one non-time seven times. The cut keeps each line once."""
+    from model_access.repeat_stop import cut_whole
+
+    reply = ("space Mara Ledbetter = e1\ntime June 2, 2029 = e1\nspace = e1\n" + "time crickets = e1\n" * 7)
+    cut = cut_whole("line_blocks", reply)
+    assert cut == "space Mara Ledbetter = e1\ntime June 2, 2029 = e1\nspace = e1\ntime crickets = e1\n"
+    assert wire.decode_spacetime(cut).links[-1].value == "crickets"  # what the kind checks then drop
 
 
 def test_compact_indexes_carry_the_wire_version_and_json_ones_keep_their_names() -> None:
@@ -317,7 +331,9 @@ def test_compact_indexes_carry_the_wire_version_and_json_ones_keep_their_names()
 
     compact, json_wire = GSW(services=None), GSW(services=None, wire="json")  # type: ignore[arg-type]
     assert compact.params()["wire"] == "compact" and compact.params()["wire_version"] == wire.WIRE_VERSION
-    assert "wire_version" not in json_wire.params()
+    assert "wire_version" not in json_wire.params() and "spacetime_stop" not in json_wire.params()
+    assert compact.params()["spacetime_stop"] == "repeated_line_block_ignoring_id/v1"
+    assert "spacetime_stop" not in GSW(services=None, stop_repeats=False).params()  # type: ignore[arg-type]
     assert "wire" not in index_identity_view(GSW_TARGET, json_wire.params())  # as before the key existed
     method = {"_target_": GSW_TARGET, "name": "gsw"}
     for fmt in (None, 1, 2, 3):  # a saved config holds every key of its day: without wire, it predates it

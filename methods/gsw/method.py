@@ -25,7 +25,7 @@ from ..base import IndexCounters, IndexStore, MemoryMethod, Retrieval, Services,
 from .counters import gsw_counters
 from .guard import GUARD_VERSION
 from .kinds import KINDS_VERSION
-from .operator import OperatorStages, StageSettings, outputs_of
+from .operator import SPACETIME_COMPACT_STOP, OperatorStages, StageSettings, outputs_of
 from .prompts import PROMPT_VERSION, WIRES, ner_messages
 from .qa import Entry, NameMatcher, entries_from, format_context, rank, select
 from .reconciler import Reconciler, chunk_workspace
@@ -133,6 +133,8 @@ class GSW(MemoryMethod):
         among them: ablations of retrieval share one index), and the compact wire's and the kind
         checks' versions when they are on."""
         wire = {"wire_version": WIRE_VERSION} if self.settings.wire == "compact" else {}
+        if wire and self.settings.stop_repeats:
+            wire["spacetime_stop"] = SPACETIME_COMPACT_STOP  # compact space-time replies are cut too
         kinds = {"kinds_version": KINDS_VERSION} if self.reconcile.validate_kinds else {}
         return {"prompt_version": PROMPT_VERSION, "guard_version": GUARD_VERSION, **wire, **kinds, **asdict(self.settings),
                 **asdict(self.workspace), **asdict(self.reconcile)}
