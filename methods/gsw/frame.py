@@ -133,9 +133,9 @@ def strip_speaker_marks(text: str, speakers: list[str]) -> str:
 
 def said_by_other(value: str, entity: str, lines: list[tuple[str, str]]) -> str | None:
     """The speaker who said `value` in the first person, when that is not `entity` and no line of
-    `entity` says it: the Operator gave one speaker another's words. A mark copied into `value`
-    is not evidence of who said it (the model rewrites it); the line's words are."""
-    value = strip_speaker_marks(value, [s for s, _ in lines])
+    `entity` says it: the Operator gave one speaker another's words. `value` comes without
+    speaker marks (kinds._unmarked strips them first): a copied mark is not evidence of who
+    said it (the model rewrites it); the line's words are."""
     key = norm(value)
     if not key or not _FIRST.search(value):
         return None
