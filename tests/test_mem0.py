@@ -217,6 +217,27 @@ def test_mem0_vendor_recipe_each_speaker_top_10(scripted, tmp_path, data_dir) ->
         assert "Memories of Gina:" in p["context_text"] and set(p["context_chapters"]) <= {"1", "2"}
 
 
+def test_an_extraction_reply_mem0_cannot_parse_reaches_health(scripted, tmp_path, data_dir) -> None:
+    """mem0 logs and swallows a reply it cannot parse (a small model's, cut at max_tokens, as the
+    real 0.5B's first 3 adds on conv-30 were): the worker counts it, so health names the failed
+    call and not only the empty session."""
+    _need_env()
+    scripted.add_rule(r"Observation Date\n2023-01-20", lambda m, r: '{"memory": [{"text": "Gina lost her job at')
+    args = ["method=mem0", "dataset=locomo", "dataset.loader.conversations=[conv-30]", "subset.n=2",
+            "subset.index_units=2", "method.setup=require", *scripted_overrides(scripted, tmp_path, data_dir)]
+    r = run_cli(args, timeout=1200)
+    assert r.returncode == 0, r.stderr[-4000:]
+    (run,) = sorted((tmp_path / "runs" / "locomo").glob("mem0-*"))
+    rows = json.loads((run / "index.json").read_text())["corpora"][0]["info"]["index"]["per_unit"]
+    assert [(u["chat_attempts"], u["schema_invalid"], u["memories"] > 0) for u in rows.values()] == [
+        (1, 1, False), (1, 0, True)]
+    checks = {c["name"]: c for c in json.loads((run / "health.json").read_text())["checks"]}
+    failed = checks["structured_call_failures"]
+    assert failed["status"] == "fail" and failed["value"] == 0.5, failed
+    assert "1 of 2 structured extraction calls" in failed["message"] and "1 invalid" in failed["message"]
+    assert checks["units_empty"]["status"] != "ok" and "1 of 2 (50%) without memories" in checks["units_empty"]["message"]
+
+
 @pytest.mark.parametrize("dataset", ["longmemeval_oracle", "epbench20"])
 def test_mem0_on_longmemeval_and_epbench(dataset, scripted, tmp_path, data_dir) -> None:
     _need_env()

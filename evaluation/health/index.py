@@ -82,7 +82,7 @@ def _retry_check(t: dict[str, Any], th: dict[str, Any]) -> Check:
 
 def _structured_check(sc: dict[str, Any], th: dict[str, Any]) -> Check:
     """Structured (JSON) extraction calls a package made that failed or missed its own schema
-    (`extra["structured_calls"]`: Graphiti, cognee), and the units whose ingestion failed."""
+    (`extra["structured_calls"]`: Graphiti, cognee, mem0), and the units whose ingestion failed."""
     bad = sc["chat_failed"] + sc["schema_invalid"]
     return check("structured_call_failures", SCOPE, share(bad, sc["chat_attempts"]), th["structured_failures"],
                  f"{bad} of {sc['chat_attempts']} structured extraction calls failed or missed the package's "

@@ -29,8 +29,10 @@ def _json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _done(folder: Path) -> dict[str, Any]:
-    return _json(folder / DONE) if (folder / DONE).exists() else {}
+def worker_index(folder: Path) -> dict[str, Any]:
+    """What the worker's `index` op returned, as index_done.json keeps it ({} before it is written)."""
+    done = _json(folder / DONE) if (folder / DONE).exists() else {}
+    return done.get("index") or {}
 
 
 def hipporag2_counters(folder: Path) -> IndexCounters | None:
@@ -47,7 +49,7 @@ def hipporag2_counters(folder: Path) -> IndexCounters | None:
         names += ents
         copies += copied(ents + triple_values, ChunkText(str(d.get("passage", ""))), HIPPORAG_EXAMPLES)
     n, bad, samples = name_counts(names)
-    graph = (_done(folder).get("index") or {}).get("graph", {})
+    graph = worker_index(folder).get("graph", {})
     return IndexCounters(
         units=len(docs),
         empty={"entities": [sum(1 for d in docs if not d.get("extracted_entities")), len(docs)],
@@ -93,7 +95,7 @@ def graphrag_counters(folder: Path) -> IndexCounters | None:
     shortfall below one per unit is a lower bound on the units without any (`at_least`).
     Communities are counted for the corpus: fewer than two is no community structure."""
     out = folder / "package" / "output"
-    counts = (_done(folder).get("index") or {}).get("counts", {})
+    counts = worker_index(folder).get("counts", {})
     extra = {"totals": counts}
     if (out / "entities.parquet").exists() and (out / "text_units.parquet").exists():
         units = _parquet(out / "text_units.parquet")
@@ -162,7 +164,7 @@ def _per_episode(episodes: list[dict[str, Any]], facts_label: str) -> dict[str, 
 
 
 def _episodes(folder: Path) -> list[dict[str, Any]] | None:
-    episodes = (_done(folder).get("index") or {}).get("episodes")
+    episodes = worker_index(folder).get("episodes")
     if episodes is None and (folder / "package" / "episodes.json").exists():
         episodes = _json(folder / "package" / "episodes.json")
     return episodes or None

@@ -28,6 +28,7 @@ from model_access.tokenizer import count_tokens
 
 from ..output_guard import ChunkText
 from .base import ExternalMethod, WorkerIndex
+from .counters import structured_calls, worker_index
 from .mem0_ingest import INGEST, plan_adds
 
 # Distinctive names from the worked examples of mem0ai 2.2.1's extraction prompt
@@ -104,7 +105,16 @@ def mem0_counters(folder: Path) -> IndexCounters | None:
         units=len(units), empty={"memories": [sum(1 for u in units if not per_unit.get(u)), len(units)]},
         example_copies=len(copies), copy_samples=sorted(set(copies))[:5], values=len(dump.get("memories", [])),
         extra={"memories": len(dump.get("memories", [])), "memories_per_unit": per_unit,
-               "views": dump.get("views", [])})
+               "views": dump.get("views", []), **_extraction_calls(folder)})
+
+
+def _extraction_calls(folder: Path) -> dict[str, Any]:
+    """mem0's extraction calls and the replies it could not parse (and so dropped), per the
+    worker's count in index_done.json; an index built before the worker counted them has none."""
+    rows = (worker_index(folder).get("per_unit") or {}).values()
+    if not rows or any("chat_attempts" not in r for r in rows):
+        return {}
+    return {"structured_calls": structured_calls(list(rows))}
 
 
 class Mem0Method(ExternalMethod):

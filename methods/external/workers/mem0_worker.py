@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import time
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,35 @@ def _install_dates() -> None:
         return original(*args, **kwargs)
 
     main.generate_additive_extraction_prompt = dated
+
+
+class _ExtractionCalls(logging.Handler):
+    """mem0 2.2.1's add makes one extraction call and, when it cannot parse the reply (a reply cut
+    at max_tokens, a small model's broken JSON), logs an error and stores nothing from it: the
+    failure would reach health only as an empty unit. Counts the calls (by wrapping the LLM's
+    generate_response) and the parse errors mem0 logs, per add."""
+
+    PARSE_ERROR = "Error parsing extraction response"
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.calls = 0
+        self.unparsed = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.getMessage().startswith(self.PARSE_ERROR):
+            self.unparsed += 1
+
+    def install(self, memory: Any) -> None:
+        logging.getLogger("mem0.memory.main").addHandler(self)
+        generate = memory.llm.generate_response
+
+        @functools.wraps(generate)
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.calls += 1
+            return generate(*args, **kwargs)
+
+        memory.llm.generate_response = counted
 
 
 def _optional(module: str) -> bool:
@@ -76,7 +106,9 @@ def op_open(p: dict[str, Any]) -> dict[str, Any]:
     }
     memory = Memory.from_config(config)
     _install_dates()
-    STATE.update(memory=memory, settings=s, root=root, config=config)
+    calls = _ExtractionCalls()
+    calls.install(memory)
+    STATE.update(memory=memory, settings=s, root=root, config=config, calls=calls)
     cfg = memory.llm.config
     return {"mem0ai": version("mem0ai"), "embedding_dim": dim, "vector_store": "qdrant (local, path)",
             "history": "sqlite", "llm": {"temperature": cfg.temperature, "max_tokens": cfg.max_tokens,
@@ -96,17 +128,21 @@ def _guard_active() -> bool:
 
 
 def op_index(p: dict[str, Any]) -> dict[str, Any]:
-    memory = STATE["memory"]
+    memory, calls = STATE["memory"], STATE["calls"]
     per_unit: dict[str, dict[str, int]] = {}
     t0 = time.perf_counter()
     for add in p["adds"]:
         STATE["date"] = add.get("observation_date") or "unknown"
         meta = {"unit": add["unit"], "view": add["user_id"], "timestamp": add.get("timestamp") or ""}
+        before = calls.calls, calls.unparsed
         result = memory.add(add["messages"], user_id=add["user_id"], metadata=meta)
-        row = per_unit.setdefault(add["unit"], {"adds": 0, "messages": 0, "memories": 0})
+        row = per_unit.setdefault(add["unit"], {"adds": 0, "messages": 0, "memories": 0,
+                                                "chat_attempts": 0, "schema_invalid": 0})
         row["adds"] += 1
         row["messages"] += len(add["messages"])
         row["memories"] += sum(1 for r in (result or {}).get("results", []) if r.get("event") == "ADD")
+        row["chat_attempts"] += calls.calls - before[0]
+        row["schema_invalid"] += calls.unparsed - before[1]
     seconds = round(time.perf_counter() - t0, 2)
     _reopen()
     texts: dict[str, str] = {}
