@@ -49,7 +49,10 @@ def test_the_real_reply_of_chapter_1_loses_its_sentence_names_and_its_non_times(
     assert {"rugged terrain", "parkour workshop"} <= names  # a noun phrase stays an entity, whatever its kind
     times = [x.value for x in out_st.links if x.kind == "time"]
     assert "rugged terrain" in [x.value for x in st.links if x.kind == "time"] and "rugged terrain" not in times
-    assert len(out_st.links) == len(st.links)  # a link that loses its value keeps its entities together
+    # 9 of the reply's 10 links repeat "urban art of movement" (removed); the non-time keeps its entities together
+    assert [(x.kind, x.value, x.entity_ids) for x in out_st.links] == [
+        ("space", "urban art of movement", ["e1", "e2", "e4", "e5"]), ("time", None, ["e1", "e2", "e4", "e5"])]
+    assert counts["kind_link_repeats_removed"] == 8
     assert counts["kind_times_dropped"] >= 1 and counts["kind_entities_dropped"] >= 1
 
 
@@ -110,3 +113,24 @@ def test_kind_drops_reach_the_index_health_check(tmp_path: Path) -> None:
     plain = gsw_counters(_index(tmp_path, False))  # an index built without the checks: not measured
     assert plain is not None and "validation" not in plain.extra and "kind_drops" not in _health(plain)
     assert checked.names < plain.names and checked.names_not_noun_phrase < plain.names_not_noun_phrase
+
+
+def test_a_repeated_link_is_checked_and_counted_once() -> None:
+    """The 0.5B model's JSON space-time replies repeat a line ("time crickets = e1" seven times):
+    the repeats are removed before the checks, and kind_drops counts distinct links, so one bad
+    value is one drop of two times, not seven of eight."""
+    from methods.gsw.counters import kind_validation
+    from methods.gsw.schemas import OperatorOutput, SpaceTimeOutput
+
+    op = OperatorOutput.model_validate({"entities": [{"id": "e1", "name": "Olek"}]})
+    raw = {"links": [{"kind": "time", "value": "crickets", "entity_ids": ["e1"]}] * 7
+           + [{"kind": "time", "value": "May 3, 2024", "entity_ids": ["e1"]}]}
+    _, out, counts = check_kinds(op, SpaceTimeOutput.model_validate(raw), "Olek heard crickets on May 3, 2024.",
+                                 set(), [])
+    assert [(x.kind, x.value) for x in out.links] == [("time", None), ("time", "May 3, 2024")]
+    assert counts["kind_link_repeats_removed"] == 6 and counts["kind_times_dropped"] == 1
+    chunk = {"operator": op.model_dump(mode="json"), "space_time": raw,
+             "guard": {**counts, "kinds_checked": 3}}
+    assert kind_validation([chunk])["dropped"]["times"] == [1, 2]
+    before = {**chunk, "guard": {"kind_times_dropped": 7, "kinds_checked": 1}}  # checked per line (version 2)
+    assert kind_validation([before])["dropped"]["times"] == [7, 8]

@@ -20,6 +20,7 @@ from typing import Any
 from ..base import IndexCounters
 from ..output_guard import ChunkText, copied, name_counts
 from .guard import ALL_EXAMPLES
+from .kinds import link_key
 
 STRUCTURES = ("entities", "space_time", "summaries")
 
@@ -65,9 +66,14 @@ KIND_KEYS = {"kind_entities_dropped": ("dropped", "entities"), "kind_roles_dropp
 
 
 def _checked(chunk: dict[str, Any]) -> dict[str, int]:
-    """How many values of each kind a chunk's raw replies hold (what the kind checks looked at)."""
+    """How many values of each kind a chunk's raw replies hold (what the kind checks looked at):
+    distinct links for a chunk checked at kinds version 3 or later, which removed exact repeats
+    first (its guard record's `kinds_checked`), every line for one checked before."""
     entities = (chunk.get("operator") or {}).get("entities", [])
     links = (chunk.get("space_time") or {}).get("links", [])
+    if int((chunk.get("guard") or {}).get("kinds_checked", 0)) >= 3:
+        distinct = {link_key(x.get("kind", ""), x.get("value"), list(x.get("entity_ids", []))): x for x in links}
+        links = list(distinct.values())
     return {"entities": len(entities), "roles": sum(len(e.get("roles", [])) for e in entities),
             "places": sum(1 for link in links if link.get("kind") == "space" and link.get("value")),
             "times": sum(1 for link in links if link.get("kind") == "time" and link.get("value")),

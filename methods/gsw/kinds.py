@@ -16,7 +16,10 @@ included "rugged terrain" (scripts/audit_gsw_entities.py counts them):
 - in a conversation chunk (frame.py), a first-person role or state given to one speaker that
   only the other speaker said moves to the speaker who said it; the frame's speaker marks
   copied into a role or state are removed first (a copied mark may name the wrong speaker).
-A link that loses its value stays as a null-valued link: the entities are still together. Each
+A link that loses its value stays as a null-valued link: the entities are still together. A link
+that repeats an earlier one of the same reply exactly (kind, value, entities) is removed before
+the checks (the 0.5B model's JSON space-time replies repeat lines, "time crickets = e1" seven
+times): it says nothing new, and counted per line it would weigh one bad value seven times. Each
 drop, repair and move is counted into the chunk's guard record (`kind_*`, `speaker_*`).
 """
 
@@ -31,7 +34,9 @@ from ..output_guard import ChunkText, name_problem, norm
 from .frame import said_by_other, strip_speaker_marks
 from .schemas import OpEntity, OperatorOutput, OpRole, SpaceTimeOutput, STLink
 
-KINDS_VERSION = 2  # 2: speaker marks copied into roles and states removed before attribution
+# 2: speaker marks copied into roles and states removed before attribution;
+# 3: exact repeats of a space-time link removed before the checks (the counters count distinct links)
+KINDS_VERSION = 3
 
 
 def _words(text: str) -> tuple[str, ...]:
@@ -138,9 +143,19 @@ def _entities(op: OperatorOutput, ct: ChunkText, persons: set[str], counts: Coun
     return kept
 
 
+def link_key(kind: str, value: str | None, entity_ids: list[str]) -> tuple[str, str | None, tuple[str, ...]]:
+    """What makes two links of one reply the same link (counters.py counts distinct ones too)."""
+    return kind, value, tuple(entity_ids)
+
+
 def _links(st: SpaceTimeOutput, persons: set[str], counts: Counter[str]) -> list[STLink]:
-    out, moved = [], []
+    out, moved, seen = [], [], set()
     for link in st.links:
+        key = link_key(link.kind, link.value, list(link.entity_ids))
+        if key in seen:
+            counts["kind_link_repeats_removed"] += 1
+            continue
+        seen.add(key)
         value = link.value
         if not value:
             out.append(link)

@@ -20,7 +20,7 @@ from model_access.errors import JsonOutputError
 
 from .frame import speaker_lines
 from .guard import guard_links, guard_operator
-from .kinds import check_kinds
+from .kinds import KINDS_VERSION, check_kinds
 from .prompts import forward_messages, same_entity_messages
 from .schemas import FFAnswers, OperatorOutput, SameEntity, SpaceTimeOutput
 from .workspace import (
@@ -63,7 +63,7 @@ def chunk_workspace(chunk: ChunkRecord, op: OperatorOutput | None, st: SpaceTime
     if persons is not None:
         op, st, more = check_kinds(op, st, chunk.text, persons, speaker_lines(chunk.text) if framed else [])
         counts.update(more)
-        counts["kinds_checked"] = 1  # marks the chunk as checked (counters.kind_validation)
+        counts["kinds_checked"] = KINDS_VERSION  # marks the chunk as checked, and how (counters.kind_validation)
     chunk.guard = dict(counts)
     local: dict[str, str] = {}
     for e in op.entities:
