@@ -191,7 +191,9 @@ def build(cfg: DictConfig, check: bool = True, dry: Any = None) -> Components:
     ident = identity(cfg)
     run_name = cfg.run_name or f"{cfg.method.name}-{config_hash(ident)}"
     run_dir = Path(cfg.output_root) / dataset.name / run_name
-    subset_label = (f"{len(questions)} of {len(dataset.questions)} (stratified by {dataset.strata_key}, "
+    subset_label = (f"{len(questions)} of {len(dataset.questions)} chosen by id (subset.ids)" if cfg.subset.ids
+                    and len(questions) < len(pool) else
+                    f"{len(questions)} of {len(dataset.questions)} (stratified by {dataset.strata_key}, "
                     f"seed {cfg.subset.seed})" if len(questions) < len(pool) else
                     f"all {len(pool)} of {len(dataset.questions)}" if filters else "all")
     if filters:

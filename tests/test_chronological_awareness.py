@@ -104,6 +104,8 @@ def test_run_computes_ca_and_rescore_reproduces_it_without_calls(scripted, tmp_p
     assert ca is not None and ca["n_order"] == 3 and ca["n_latest"] == 2 and ca["latest"] is not None
     assert "chronological awareness" in (run / "results.md").read_text()
     assert "context cap: 3 units (data maximum)" in (run / "results.md").read_text()
+    assert json.loads((run / "meta.json").read_text())["subset"].startswith("5 of ") and "chosen by id" in (
+        run / "results.md").read_text(), "a subset chosen by id is not labelled stratified"
 
     calls = scripted.count()
     (run / "metrics.json").unlink()

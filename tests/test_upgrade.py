@@ -213,3 +213,18 @@ def test_gsw_configs_before_run_format_3_keep_their_issue_26_behaviour() -> None
     shipped = OmegaConf.load(ROOT / "conf/method/gsw.yaml")
     params = inspect.signature(GSW.__init__).parameters
     assert {k: params[k].default for k in old} == {k: shipped[k] for k in old} != old
+
+
+def test_a_saved_run_chosen_by_id_is_not_read_as_stratified(tmp_path: Path) -> None:
+    """Runs made with subset.ids before 2026-12-02 said "stratified by category, seed 0"."""
+    for name, ids in (("by_id", ["conv-30-q0", "conv-30-q2"]), ("drawn", None)):
+        run = tmp_path / name
+        run.mkdir()
+        (run / "config.yaml").write_text(OmegaConf.to_yaml({"subset": {"n": 8, "seed": 0, "ids": ids}}))
+        label = "2 of 105 (stratified by category, seed 0); each corpus indexed to its first 8 units"
+        (run / "meta.json").write_text(json.dumps({"run_format": RUN_FORMAT, "subset": label}))
+        got = read_meta(run)["subset"]
+        if ids:
+            assert got == "2 of 105 chosen by id (subset.ids); each corpus indexed to its first 8 units"
+        else:
+            assert got == label

@@ -328,7 +328,20 @@ def question_diagnostics(run: Path) -> dict[str, dict[str, Any]]:
 
 def read_meta(run: Path) -> dict[str, Any]:
     path = Path(run) / "meta.json"
-    return upgrade_meta(json.loads(path.read_text(encoding="utf-8")), str(path))
+    return _subset_by_id(Path(run), upgrade_meta(json.loads(path.read_text(encoding="utf-8")), str(path)))
+
+
+def _subset_by_id(run: Path, meta: dict[str, Any]) -> dict[str, Any]:
+    """Runs made before 2026-12-02 with `subset.ids` labelled their questions "stratified by
+    <key>, seed <s>" although the ids chose them (any format): read as today's label."""
+    label = meta.get("subset")
+    if not (isinstance(label, str) and " (stratified by " in label and (run / "config.yaml").exists()):
+        return meta
+    if not (OmegaConf.load(run / "config.yaml").get("subset") or {}).get("ids"):
+        return meta
+    head, _, rest = label.partition(" (stratified by ")
+    tail = rest.partition(")")[2]
+    return {**meta, "subset": f"{head} chosen by id (subset.ids){tail}"}
 
 
 def read_config(run: Path) -> DictConfig:
