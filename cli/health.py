@@ -1,10 +1,11 @@
-"""`memeval health RUN_DIR... [--thresholds FILE] [--no-write]`: say when a run means nothing.
+"""`memeval health RUN_DIR... [--thresholds FILE] [--no-write] [--side-by-side]`: say when a run means nothing.
 
 Model-free checks of each scored run folder (and its index folder; a run of `stages=[index]`
 gets the index checks alone): the index, the contexts,
 the answers and the judge (evaluation/health/), each against the thresholds of
 conf/health/default.yaml (or --thresholds FILE). Writes RUN_DIR/health.json for each run and
-prints one table (run, scope, check, status, value, threshold, message). Exit status 1 when a
+prints one table (run, scope, check, status, value, threshold, message), or with
+--side-by-side one row per check and a column per run (status and value). Exit status 1 when a
 check failed, so scripts can stop on a degenerate run.
 """
 
@@ -17,7 +18,7 @@ from pathlib import Path
 
 def main(argv: list[str]) -> int:
     from evaluation.health.run import load_thresholds
-    from evaluation.health.table import markdown, rows
+    from evaluation.health.table import markdown, rows, side_by_side
     from evaluation.runs.locking import FolderBusyError, FolderLock
     from harness.health import run_health, write_health
 
@@ -26,9 +27,11 @@ def main(argv: list[str]) -> int:
     ap.add_argument("runs", nargs="+", type=Path, help="scored run folders")
     ap.add_argument("--thresholds", type=Path, default=None, help="a thresholds YAML (default conf/health/default.yaml)")
     ap.add_argument("--no-write", action="store_true", help="print the table only; write no health.json")
+    ap.add_argument("--side-by-side", action="store_true",
+                    help="one row per check, one column per run (status and value); messages left out")
     args = ap.parse_args(argv)
     thresholds = load_thresholds(args.thresholds)
-    table, failed = [], []
+    table, failed, named = [], [], []
     for run in args.runs:
         if not (run / "metrics.json").exists() and not (run / "index.json").exists():
             print(f"error: {run} is neither a scored run folder (no metrics.json) nor an indexed one "
@@ -46,9 +49,10 @@ def main(argv: list[str]) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         table += rows(run.name, health)
+        named.append((run.name, health))
         if health.failed:
             failed.append(f"{run.name}: {health.mark()}")
-    print(markdown(table))
+    print(side_by_side(named) if args.side_by_side else markdown(table))
     print(f"\n{len(args.runs) - len(failed)} of {len(args.runs)} runs without a failed check")
     for line in failed:
         print(f"- {line}")

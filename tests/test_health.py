@@ -347,6 +347,22 @@ def test_memeval_health_prints_one_table_and_fails_on_a_failed_check(tmp_path: P
     assert "| empty_contexts | fail |" in out and (run / "health.json").exists()
 
 
+def test_side_by_side_puts_each_check_on_one_row_with_a_column_per_run(tmp_path: Path, capsys) -> None:
+    from cli.commands import COMMANDS
+
+    bad = make_run(tmp_path / "a", [_pred(i, REFUSAL) for i in range(5)], method=LIGHTRAG)
+    bad = bad.rename(bad.with_name("lightrag-0000000001"))
+    good = make_run(tmp_path / "b", [_pred(i, f"context {i} about the harbour") for i in range(5)])
+    assert COMMANDS["health"].main([str(bad), str(good), "--side-by-side", "--no-write"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"| scope | check | threshold | {bad.name} | {good.name} |"
+    (row,) = [x for x in lines if x.startswith("| context | empty_contexts |")]
+    assert row.endswith("| fail 1.000 | ok 0.000 |"), row
+    scopes = [x.split(" | ")[0].lstrip("| ") for x in lines[2:] if x.startswith("| ")]
+    assert scopes == sorted(scopes, key=("index", "context", "answer", "judge").index)
+    assert not (bad / "health.json").exists()
+
+
 @pytest.mark.parametrize("bundle", ["epbench20-local", "locomo-local"])
 def test_the_shipped_bundles_say_what_issue_24_found(bundle: str) -> None:
     """On the bundled runs (read, nothing written): LightRAG and GraphRAG fail a context or

@@ -1,4 +1,5 @@
-"""The one table `memeval health` prints: run, scope, check, status, value, threshold, message."""
+"""The tables `memeval health` prints: one row per run and check (run, scope, check, status,
+value, threshold, message), or with --side-by-side one row per check and one column per run."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 from ..runs.health_file import Health
 
 HEADER = ("run", "scope", "check", "status", "value", "threshold", "message")
+SCOPES = ("index", "context", "answer", "judge")
 
 
 def _value(v: Any) -> str:
@@ -32,4 +34,24 @@ def markdown(table: list[tuple[str, ...]]) -> str:
     """A Markdown table (pipes in messages escaped), one row per check."""
     lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
     lines += ["| " + " | ".join(cell.replace("|", "\\|").replace("\n", " ") for cell in row) + " |" for row in table]
+    return "\n".join(lines)
+
+
+def side_by_side(named: list[tuple[str, Health]]) -> str:
+    """One row per check (scope, name, the thresholds), one column per run: status and value,
+    "-" where a run has no such check. Checks go by scope (index, context, answer, judge), in the
+    order the runs first name them within it; the messages stay in the long table."""
+    order: dict[tuple[str, str], Any] = {}
+    cells: dict[tuple[str, str], dict[int, str]] = {}
+    for col, (_, health) in enumerate(named):
+        for c in health.checks:
+            key = (c.scope, c.name)
+            order.setdefault(key, c.threshold)
+            value = _value(c.value)
+            cells.setdefault(key, {})[col] = c.status + ("" if value == "-" else f" {value}")
+    head = ("scope", "check", "threshold", *(name for name, _ in named))
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for key, threshold in sorted(order.items(), key=lambda kv: SCOPES.index(kv[0][0]) if kv[0][0] in SCOPES
+                                 else len(SCOPES)):
+        lines.append("| " + " | ".join((*key, _threshold(threshold), *(cells[key].get(i, "-") for i in range(len(named))))) + " |")
     return "\n".join(lines)
