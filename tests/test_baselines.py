@@ -186,3 +186,32 @@ def test_proxy_forwards_the_packages_sampling_and_records_it(scripted, tmp_path)
     counts = {json.dumps(a["requested"], sort_keys=True): a["requests"] for a in asked}
     assert counts[json.dumps({"n": 2, "seed": 5, "stop": ["END"], "temperature": 0.7}, sort_keys=True)] == 1
     assert counts["{}"] == 1 and counts['{"max_tokens": 2048}'] == 1
+
+
+def test_a_reply_ceiling_bounds_what_the_package_asks_and_the_tally_keeps_its_request(scripted, tmp_path) -> None:
+    """graphiti-core asks 16,384 tokens for every edge extraction whatever its client says: a
+    method's reply ceiling caps each request at the proxy; a smaller request stands."""
+    chat = ChatModel("scripted", base_url=scripted.base_url, api_key_env=None, cache=ResponseCache(None))
+    emb = OpenAICompatibleEmbedder("hashed", base_url=scripted.base_url, api_key_env=None)
+    proxy = ModelProxy(chat, emb, reply_ceiling=300)
+    client = openai.OpenAI(base_url=proxy.start(), api_key="x", max_retries=0)
+    try:
+        for asked_for in (16384, None, 120):  # a prompt each: the cache would answer a repeat
+            msg = [{"role": "user", "content": f"Name a river ({asked_for})."}]
+            client.chat.completions.create(model="gpt-4o", messages=msg,
+                                           **({"max_tokens": asked_for} if asked_for else {}))
+        asked = {json.dumps(a["requested"], sort_keys=True) for a in proxy.take_requested()}
+    finally:
+        proxy.close()
+    assert [r["body"]["max_tokens"] for r in scripted.requests] == [300, 300, 120]
+    assert '{"max_tokens": 16384}' in asked
+
+
+def test_graphiti_bounds_every_reply_by_its_max_tokens() -> None:
+    from methods.base import Services
+    from methods.external.graphiti import GraphitiMethod
+
+    services = Services(llm=None, embedder=None, cap=None, store_root=Path("."))  # type: ignore[arg-type]
+    bounded, default = GraphitiMethod(services, max_tokens=2048), GraphitiMethod(services)
+    assert bounded.reply_ceiling() == 2048 and bounded.params()["reply_ceiling"] == 2048
+    assert default.reply_ceiling() is None and "reply_ceiling" not in default.params()

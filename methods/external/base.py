@@ -98,6 +98,11 @@ class ExternalMethod(MemoryMethod):
         """The package settings sent to the worker (the paper's Tables 7-9)."""
         return {}
 
+    def reply_ceiling(self) -> int | None:
+        """The most tokens the proxy lets any chat reply ask for, whatever the package requests
+        (None: the package's own request stands)."""
+        return None
+
     def worker_env_extra(self) -> dict[str, str]:
         """Environment variables the package needs besides worker_env's (telemetry switches)."""
         return {}
@@ -148,7 +153,8 @@ class ExternalMethod(MemoryMethod):
     def _proxy_url(self) -> str:
         if self._proxy is None:
             # index-time chat calls to the indexing model, query-time ones to the answering model
-            self._proxy = ModelProxy(self.services.llm, self.services.embedder, index_chat=self.services.index_llm)
+            self._proxy = ModelProxy(self.services.llm, self.services.embedder, index_chat=self.services.index_llm,
+                                     reply_ceiling=self.reply_ceiling())
             self._proxy.start()
         return self._proxy.base_url
 

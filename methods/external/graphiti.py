@@ -59,6 +59,15 @@ class GraphitiMethod(ExternalMethod):
     def settings(self) -> dict[str, Any]:
         return dict(self._settings)
 
+    def reply_ceiling(self) -> int | None:
+        """`max_tokens` for every call: graphiti-core 0.31.2 configures its client with it but asks
+        16,384 for each edge extraction regardless (edge_operations.extract_edges)."""
+        return self._settings.get("max_tokens")
+
+    def params(self) -> dict[str, Any]:
+        ceiling = self.reply_ceiling()  # an index built before the ceiling let edge replies run to 16,384
+        return {**super().params(), **({"reply_ceiling": ceiling} if ceiling is not None else {})}
+
     def worker_env_extra(self) -> dict[str, str]:
         return {"GRAPHITI_TELEMETRY_ENABLED": "false", "PYTHONHASHSEED": "0"}
 

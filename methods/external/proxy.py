@@ -14,7 +14,11 @@ answers with the models the run names.
 
 Sampling: the package's temperature, seed, stop and n are forwarded (temperature 0, the
 harness default, when it sends none), and what each request asked for is tallied per job
-(`take_requested`), so a run records how the package itself wanted to sample.
+(`take_requested`), so a run records how the package itself wanted to sample. A method may set a
+reply ceiling (`reply_ceiling`): no reply is asked for more tokens than that, whatever the package
+requests (graphiti-core 0.31.2 asks 16,384 for every edge extraction whatever its client was
+configured with, and a looping 0.5B model then writes for most of an hour); the tally keeps
+what the package asked.
 """
 
 from __future__ import annotations
@@ -85,8 +89,9 @@ class ModelProxy(LoopbackService):
     server_class = _QuietServer
 
     def __init__(self, chat: ChatModel, embedder: Embedder, host: str = "127.0.0.1",
-                 index_chat: ChatModel | None = None):
+                 index_chat: ChatModel | None = None, reply_ceiling: int | None = None):
         super().__init__(host, 0)
+        self.reply_ceiling = reply_ceiling
         self.chat = _private_copy(chat)
         # index-time chat calls (None: the answering model's); its own copy on the proxy loop
         self.index_chat = _private_copy(index_chat) if index_chat is not None and index_chat is not chat else None
@@ -174,6 +179,8 @@ class ModelProxy(LoopbackService):
                     for m in req.get("messages") or []]
         max_tokens = req.get("max_completion_tokens") or req.get("max_tokens")
         max_tokens = int(max_tokens) if max_tokens else None
+        if self.reply_ceiling is not None:
+            max_tokens = min(max_tokens or self.reply_ceiling, self.reply_ceiling)
         fmt = req.get("response_format")
         sampling = {k: req.get(k) for k in FORWARDED if req.get(k) is not None}
         self._tally(req)
