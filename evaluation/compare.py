@@ -21,7 +21,7 @@ from .report.setup_lines import setup_lines
 from .report.tables import DEGENERATE_NOTE, group_name, star_allowed
 from .runs.blocks import audit_line, weighted_line
 from .runs.paired import paired_differences, paired_notes
-from .runs.scored import ReportError, Run, load_run
+from .runs.scored import ReportError, Run, load_run, load_runs
 
 
 def _cell(m: dict[str, Any] | None, p: Presentation) -> str:
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="star significant differences of runs that failed a health check too")
     args = ap.parse_args(argv)
     try:
-        runs = [load_run(p) for p in args.runs]
+        runs = load_runs(args.runs)  # labelled: the method, or the folder when a method repeats
         reference = load_run(args.reference) if args.reference else None
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -74,7 +74,7 @@ def test_proxy_sends_index_time_calls_to_the_indexing_model(scripted, tmp_path) 
     assert set(by_model["answer"]["by_model"]) == {"scripted-answerer"}
 
 
-def test_a_run_indexes_with_its_own_model_and_names_it(scripted, tmp_path, data_dir) -> None:
+def test_a_run_indexes_with_its_own_model_and_names_it(scripted, tmp_path, data_dir, capsys) -> None:
     """GSW on one chapter: every index-time request goes to the indexing model, the question's
     NER and the answer to the answering model; meta, usage, the index folder and results.md say so."""
     url = scripted.base_url
@@ -95,6 +95,11 @@ def test_a_run_indexes_with_its_own_model_and_names_it(scripted, tmp_path, data_
     operator = [b for b in chats if "[GSW:operator]" in json.dumps(b["messages"])]
     assert operator and {b["model"] for b in operator} == {"scripted-indexer"}
     assert "indexing model: **scripted-indexer**" in (run / "results.md").read_text()
+    from evaluation.compare import main as compare
+
+    capsys.readouterr()
+    assert compare([str(run)]) == 0  # the comparison names which run indexed with which model
+    assert "- indexing model: gsw scripted-indexer" in capsys.readouterr().out
     index = json.loads((run / "index.json").read_text())
     # the same run indexed by the answering model would share no index folder with this one
     args_same = [a for a in args if not a.startswith("llm_index")]
