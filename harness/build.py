@@ -149,6 +149,17 @@ def identity(cfg: DictConfig) -> dict[str, Any]:
     return identity_view(pick)
 
 
+def _subset_label(cfg: DictConfig, dataset: Any, questions: list[Any], pool: list[Any], filters: list[str]) -> str:
+    """How the run's questions were chosen, as every table names them."""
+    if len(questions) < len(pool):
+        how = "chosen by id (subset.ids)" if cfg.subset.ids else \
+            f"(stratified by {dataset.strata_key}, seed {cfg.subset.seed})"
+        label = f"{len(questions)} of {len(dataset.questions)} {how}"
+    else:
+        label = f"all {len(pool)} of {len(dataset.questions)}" if filters else "all"
+    return label + (f"; {'; '.join(filters)}" if filters else "")
+
+
 def build(cfg: DictConfig, check: bool = True, dry: Any = None) -> Components:
     """Load data and instantiate models; raise ConfigError before any model call if unusable.
 
@@ -191,13 +202,7 @@ def build(cfg: DictConfig, check: bool = True, dry: Any = None) -> Components:
     ident = identity(cfg)
     run_name = cfg.run_name or f"{cfg.method.name}-{config_hash(ident)}"
     run_dir = Path(cfg.output_root) / dataset.name / run_name
-    subset_label = (f"{len(questions)} of {len(dataset.questions)} chosen by id (subset.ids)" if cfg.subset.ids
-                    and len(questions) < len(pool) else
-                    f"{len(questions)} of {len(dataset.questions)} (stratified by {dataset.strata_key}, "
-                    f"seed {cfg.subset.seed})" if len(questions) < len(pool) else
-                    f"all {len(pool)} of {len(dataset.questions)}" if filters else "all")
-    if filters:
-        subset_label += f"; {'; '.join(filters)}"
+    subset_label = _subset_label(cfg, dataset, questions, pool, filters)
     return Components(dataset, questions, protocol, _cap(cfg, dataset), llm, judge, embedder, ledger,
                       cache, upgraded.method, run_dir, Path(cfg.index_root), subset_label, pool=pool,
                       index_llm=index_llm,
