@@ -59,3 +59,24 @@ def test_the_ray_env_is_named_by_its_lock_and_the_baselines_keep_their_names() -
     old = json.dumps({"lock": plain.lock_text(), "no_deps": (), "standins": {},
                       "python": sys.version_info[:2]}, sort_keys=True)
     assert plain.fingerprint() == hashlib.sha256(old.encode()).hexdigest()[:12]
+
+
+
+def test_a_clean_uv_check_passes_and_a_broken_one_still_fails(tmp_path) -> None:
+    """uv 0.13's words for a clean environment (mem0's, 2026-12-02) failed the check before."""
+    clean = ["Using Python 3.11.7 environment at: mem0-c921c2e4073e", "Checked 34 packages in 0.57ms",
+             "All installed packages are compatible"]
+    spec, log = envs.SPECS["mem0"], tmp_path / "setup.log"
+    envs._check(_printer(*clean), spec, log, tmp_path)
+    with pytest.raises(envs.EnvSetupError, match="httpx"):
+        envs._check(_printer(*clean[:2], "Found 1 incompatibility",
+                             "The package `qdrant-client` requires `httpx>=0.20.0`, but it's not installed"),
+                    spec, log, tmp_path)
+
+
+def test_every_hashed_baseline_lock_installs_hashed() -> None:
+    """A hashed lock given to pip's resolver lets an extra's requirement reach past its pins (mem0:
+    qdrant-client's httpx[http2] fetched an unpinned httpx and setup failed); with --no-deps it cannot."""
+    for name, spec in envs.SPECS.items():
+        hashed_lock = "--hash=sha256:" in spec.lock_text()
+        assert spec.hashed == hashed_lock, f"{name}: lock hashed {hashed_lock}, installed hashed {spec.hashed}"

@@ -97,12 +97,15 @@ SPECS: dict[str, EnvSpec] = {
                          no_deps=("hipporag==2.0.0a4", "gritlm==1.0.2"),
                          standins={"vllm": VLLM_STANDIN}, worker="hipporag2_worker.py",
                          probe="hipporag"),
-    "mem0": EnvSpec("mem0", "mem0.txt", worker="mem0_worker.py", probe="mem0"),
+    # The uv-compiled, hashed locks (scripts/lock_env.sh baseline NAME) install hashed, with no resolver:
+    # given them as plain requirements, pip resolved qdrant-client's `httpx[http2]>=0.20.0` to httpx
+    # 0.29.0 past mem0's 0.28.1 pin once PyPI served it, and refused it unhashed (2026-12-02).
+    "mem0": EnvSpec("mem0", "mem0.txt", worker="mem0_worker.py", probe="mem0", hashed=True),
     # graphiti-core with the embedded Kuzu driver (no server); locks/graphiti.in holds the pins
     "graphiti": EnvSpec("graphiti", "graphiti.txt", worker="graphiti_worker.py",
-                        probe="graphiti_core.driver.kuzu_driver"),
+                        probe="graphiti_core.driver.kuzu_driver", hashed=True),
     # cognee with its embedded SQLite, LanceDB and Ladybug (Kuzu fork) stores; locks/cognee.in
-    "cognee": EnvSpec("cognee", "cognee.txt", worker="cognee_worker.py", probe="cognee"),
+    "cognee": EnvSpec("cognee", "cognee.txt", worker="cognee_worker.py", probe="cognee", hashed=True),
 }
 
 
@@ -194,7 +197,8 @@ def ensure_env(name: str, log=print) -> Path:  # noqa: ANN001 - any print-like c
 # `pip check` / `uv pip check` lines naming a broken requirement: (package, requirement name)
 _BROKEN = (re.compile(r"^(\S+) \S+ (?:requires|has requirement) ([A-Za-z0-9_.-]+)"),
            re.compile(r"^The package `([^`]+)` requires `([A-Za-z0-9_.-]+)"))
-_CHECK_INFO = ("No broken requirements", "Using Python", "Checked ", "Found ")
+_CHECK_INFO = ("No broken requirements", "All installed packages are compatible", "Using Python", "Checked ",
+               "Found ")
 
 
 def _canon(name: str) -> str:
