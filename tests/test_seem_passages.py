@@ -145,3 +145,25 @@ def test_the_passage_table_reads_a_bundled_run() -> None:
     assert (row["passage_turns"], row["prompt / veto / retry"], row["passages"]) == ("-", "2 / None / False", "19")
     assert (row["frames/session"], row["judged"], row["merged"], row["vetoed"]) == ("0.368", "12", "12", "0")
     assert row["J"] == "0.160" and row["index chat calls"] == "62 (index record)"
+
+
+@pytest.mark.parametrize(("judged", "merged", "status"), [(67, 0, "warn"), (12, 1, "ok"), (4, 0, "ok")])
+def test_a_fusion_that_merges_nothing_it_judged_is_flagged(tmp_path: Path, judged: int, merged: int,
+                                                           status: str) -> None:
+    """conv-30 at 0.5B with 4-turn windows: 0 of 67 judged pairs merged, the run was SEEM without fusion."""
+    from methods.seem.method import SEEM
+
+    event = {"participants": ["Lena Voss"], "action": "repainted the boathouse"}
+    frames = [{"id": f"F{i}", "summary": "s", "events": [event], "provenance": [str(i)]} for i in range(1, 5)]
+    decisions = [{"new": "F2", "existing": "F1", "merged": i < merged, "level": "strong" if i < merged else "weak",
+                  "reason": "r", "check": {"same_event": "yes" if i < merged else "no"}}
+                 | ({} if i < merged else {"refused": "not_same_event"}) for i in range(judged)]
+    (tmp_path / "memory.json").write_text(json.dumps({"frames": frames, "decisions": decisions}))
+    c = SEEM.index_counters(tmp_path)
+    assert c is not None and (c.extra["fusion"]["judged"], c.extra["fusion"]["merged"]) == (judged, merged)
+    checks = {x.name: x for x in index_checks({"extracts": True, "corpora": {"c": c.to_dict()}},
+                                              load_thresholds()["index"])}
+    few = checks["fusion_merges_few"]
+    assert few.status == status
+    assert ("no-fusion ablation" in few.message) == (status == "warn")
+    assert ("too few to judge" in few.message) == (judged < 10)

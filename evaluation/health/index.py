@@ -15,7 +15,7 @@ from collections import Counter
 from typing import Any
 
 from ..runs.health_file import Check
-from .grading import check, not_measured, pct, share
+from .grading import below, check, not_measured, pct, share
 
 SCOPE = "index"
 
@@ -156,6 +156,14 @@ def index_checks(index: dict[str, Any] | None, th: dict[str, Any]) -> list[Check
                          f"{fusion['merged']} of {fusion['judged']} judged frame pairs merged" +
                          ("" if judged_enough else ": too few to judge") + gates,
                          status=None if judged_enough else "ok"))
+        floor = th["merge_floor"]
+        judged_floor = fusion["judged"] >= int(floor.get("min_judged", 0))
+        out.append(check("fusion_merges_few", SCOPE, rate, floor,
+                         f"{fusion['merged']} of {fusion['judged']} judged frame pairs merged" +
+                         (": fusion changed (almost) nothing, so this run measures the method close to its "
+                          "no-fusion ablation" if judged_floor and below(rate, floor) != "ok" else
+                          "" if judged_floor else ": too few to judge"),
+                         low_is_bad=True, status=None if judged_floor else "ok"))
         against = fusion["contradicting"]
         out.append(check("contradicting_merges", SCOPE, share(against, fusion["merged"]), th["contradicting_merges"],
                          f"{against} of {fusion['merged']} merges give a reason saying the frames differ" +
