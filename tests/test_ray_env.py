@@ -61,7 +61,6 @@ def test_the_ray_env_is_named_by_its_lock_and_the_baselines_keep_their_names() -
     assert plain.fingerprint() == hashlib.sha256(old.encode()).hexdigest()[:12]
 
 
-
 def test_a_clean_uv_check_passes_and_a_broken_one_still_fails(tmp_path) -> None:
     """uv 0.13's words for a clean environment (mem0's, 2026-12-02) failed the check before."""
     clean = ["Using Python 3.11.7 environment at: mem0-c921c2e4073e", "Checked 34 packages in 0.57ms",

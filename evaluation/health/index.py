@@ -148,22 +148,22 @@ def index_checks(index: dict[str, Any] | None, th: dict[str, Any]) -> list[Check
     fusion = t["fusion"]
     if fusion is not None:
         rate = share(fusion["merged"], fusion["judged"])
+        merged_of = f"{fusion['merged']} of {fusion['judged']} judged frame pairs merged"
         judged_enough = fusion["judged"] >= int(th["merge_rate"].get("min_judged", 0))
         gates = (f"; {sum(fusion['vetoed'].values())} pairs vetoed before the judge ({_counts(fusion['vetoed'])})"
                  if fusion["vetoed"] else "") + (f"; judged, not merged: {_counts(fusion['refused'])}"
                                                   if fusion["refused"] else "")
         out.append(check("fusion_merge_rate", SCOPE, rate, th["merge_rate"],
-                         f"{fusion['merged']} of {fusion['judged']} judged frame pairs merged" +
-                         ("" if judged_enough else ": too few to judge") + gates,
+                         merged_of + ("" if judged_enough else ": too few to judge") + gates,
                          status=None if judged_enough else "ok"))
         floor = th["merge_floor"]
-        judged_floor = fusion["judged"] >= int(floor.get("min_judged", 0))
-        out.append(check("fusion_merges_few", SCOPE, rate, floor,
-                         f"{fusion['merged']} of {fusion['judged']} judged frame pairs merged" +
-                         (": fusion changed (almost) nothing, so this run measures the method close to its "
-                          "no-fusion ablation" if judged_floor and below(rate, floor) != "ok" else
-                          "" if judged_floor else ": too few to judge"),
-                         low_is_bad=True, status=None if judged_floor else "ok"))
+        if fusion["judged"] < int(floor.get("min_judged", 0)):
+            few, why = "ok", ": too few to judge"
+        else:
+            few = below(rate, floor)
+            why = "" if few == "ok" else (": fusion changed (almost) nothing, so this run measures the method "
+                                          "close to its no-fusion ablation")
+        out.append(check("fusion_merges_few", SCOPE, rate, floor, merged_of + why, status=few))
         against = fusion["contradicting"]
         out.append(check("contradicting_merges", SCOPE, share(against, fusion["merged"]), th["contradicting_merges"],
                          f"{against} of {fusion['merged']} merges give a reason saying the frames differ" +
