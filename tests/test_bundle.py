@@ -311,3 +311,36 @@ def test_replay_takes_every_call_the_dry_protocol_sends() -> None:
         shape = lambda f: [(p.kind, p.default is p.empty) for p in inspect.signature(f).parameters.values()]  # noqa: E731
         ours, theirs = shape(getattr(Replay, name)), shape(getattr(DryRecorder, name))
         assert ours == theirs, (name, ours, theirs)
+
+
+def test_export_refuses_files_the_enclosing_git_repository_ignores(made, tmp_path) -> None:
+    """A bare `data` rule in .gitignore once kept a cognee index's data/ folder out of a committed
+    bundle, which then failed verify on every clone. The same shape here: a bare `keys` rule
+    matches the bundle's keys/ folder; export names the rule and writes nothing."""
+    import subprocess
+
+    _, tmp, _ = made
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".gitignore").write_text("keys\n")
+    runs = sorted((tmp / "runs" / "epbench20").iterdir())
+    with pytest.raises(BundleError) as err:
+        export_bundle(runs, "ignored", repo / "results", log=lambda *_: None)
+    assert ".gitignore:1:keys" in str(err.value) and "results/ignored/keys/" in str(err.value)
+    assert not (repo / "results" / "ignored").exists()
+    (repo / ".gitignore").write_text("/keys\n")  # the root folder only: the same export goes through
+    assert (export_bundle(runs, "ignored", repo / "results", log=lambda *_: None) / "manifest.json").exists()
+
+
+def test_every_file_of_a_shipped_bundle_is_tracked() -> None:
+    import subprocess
+
+    tracked = set(subprocess.run(["git", "ls-files", "results"], capture_output=True, text=True, cwd=ROOT,
+                                 check=True).stdout.splitlines())
+    if not tracked:
+        pytest.skip("not a git checkout")
+    for manifest in sorted((ROOT / "results").glob("*/manifest.json")):
+        rel = manifest.parent.relative_to(ROOT)
+        missing = [f for f in json.loads(manifest.read_text())["files"] if f"{rel}/{f}" not in tracked]
+        assert not missing, f"{rel}: {len(missing)} manifest files are not in git, e.g. {missing[:2]}"

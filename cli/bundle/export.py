@@ -94,6 +94,13 @@ def export_bundle(runs: list[Path], name: str, out_root: Path = Path("results"),
         if leaks:
             raise BundleError(f"not exported: a secret from the environment appears in {', '.join(leaks)}")
         manifest["files"] = file_hashes(stage)
+        ignored = ignored_by_git(dest, [*manifest["files"], MANIFEST])
+        if ignored:
+            raise BundleError(
+                f"not exported: the git repository around {dest} ignores {len(ignored)} of its files, so a "
+                f"commit would ship the bundle without them and `bundle verify` fails on every clone "
+                f"(first: {'; '.join(ignored[:3])}): narrow that ignore rule (e.g. '/data' for the root "
+                f"folder only) or export elsewhere (--out)")
         (stage / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
         if dest.exists():
             shutil.rmtree(dest)
@@ -184,6 +191,25 @@ def _report(stage: Path, rels: list[str], reference: str | None) -> str:
 
 def _size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def ignored_by_git(dest: Path, rels: list[str]) -> list[str]:
+    """`source:line:pattern<TAB>path` for each of the bundle's files (relative to `dest`) that the
+    git work tree holding `dest` ignores; none outside a work tree. A bundle is committed to be
+    replayed from a clone, and a file git ignores never reaches one (the cognee index's `data/`
+    folder, matched by a bare `data` rule, did)."""
+    anchor = dest
+    while not anchor.exists():
+        anchor = anchor.parent
+    try:
+        top = subprocess.run(["git", "-C", str(anchor), "rev-parse", "--show-toplevel"], capture_output=True,
+                             text=True, check=True).stdout.strip()
+        base = dest.resolve().relative_to(Path(top).resolve())
+        done = subprocess.run(["git", "-C", top, "check-ignore", "-v", "--no-index", "--stdin"],
+                              input="\n".join(str(base / r) for r in rels), capture_output=True, text=True)
+    except (OSError, ValueError, subprocess.CalledProcessError):
+        return []
+    return done.stdout.splitlines() if done.returncode == 0 else []
 
 
 def _git(*args: str) -> str | None:
