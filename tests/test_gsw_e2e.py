@@ -59,6 +59,12 @@ def test_run_py_gsw_saves_workspaces_and_reruns_free(tmp_path: Path) -> None:
         run_dir = Path(first.stdout.split("run folder: ")[1].split()[0])
         n_first = server.count()
         assert _kind_count(server, "[GSW:operator]") > 0 and _kind_count(server, "[GSW:entity-summary]") > 0
+        # the shipped config sends summary prompt v2: bounded by the paper's 500 tokens, no sentence cap
+        with server.lock:
+            summaries = [r["body"] for r in server.requests
+                         if "[GSW:entity-summary]" in json.dumps(r["body"].get("messages", ""))]
+        assert all(b["max_tokens"] == 500 for b in summaries)
+        assert not any("sentences" in b["messages"][0]["content"] for b in summaries)
         index = json.loads((run_dir / "index.json").read_text())
         folder = Path(index["index_folder"]) / "epbench20"
         files = sorted((folder / "chapters").glob("*.json"))
