@@ -176,3 +176,24 @@ def test_locomo_paired_n_is_the_headline_n_and_categories_go_by_name(tmp_path) -
     table = text.split("### LoCoMo per category")[1].split("###")[0]
     labels = {ln.split("|")[2].strip() for ln in table.splitlines() if ln.startswith("| lightrag")}
     assert {"multi-hop", "temporal", "single-hop", "adversarial (decline check, not J)", "overall"} == labels
+
+
+def test_figures_mark_a_failed_run_in_their_legends(pair, tmp_path, monkeypatch) -> None:
+    """The frontier and by-group figures drew a broken run's score like any other (the conv-30
+    vendor bundle: three failed indexes plotted as plain points); the legend now says health."""
+    import matplotlib.axes
+
+    base, better = pair
+    _health(better, FAIL)
+    labels: list[str] = []
+    real = matplotlib.axes.Axes.legend
+
+    def spy(self, *args, **kwargs):
+        legend = real(self, *args, **kwargs)
+        labels.extend(t.get_text() for t in legend.get_texts())
+        return legend
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "legend", spy)
+    build_report([base, better], tmp_path / "rep", reference=base)
+    assert labels.count("oracle (health: fail)") >= 2 and "oracle" not in labels  # frontier and by group
+    assert "embedding_rag" in labels  # no health.json: not checked, labelled as before

@@ -53,3 +53,16 @@ def test_run_facts_name_the_experiment_and_an_indexing_model_of_its_own(tmp_path
     text = section([old, new])
     assert "- Experiment: paper; deviations from its reference: hipporag2: embedder e, not the reference's nv." in text
     assert "- Indexing model (not the answering model): hipporag2 gpt-4o-mini." in text
+
+
+def test_a_packages_own_failed_calls_reach_the_failure_column(tmp_path: Path) -> None:
+    """Graphiti's worker records its failures under info.index (the real 1.5B run: 8 edge replies
+    cut, 2 episodes skipped); the column read only `stats` and said 'none counted'."""
+    from evaluation.bundle.facts import facts
+
+    run = tmp_path / "graphiti-abc"
+    _write(run)
+    (run / "index.json").write_text(json.dumps({"corpora": [{"seconds": 5, "info": {"index": {
+        "failed_episodes": ["6", "7"], "totals": {"chat_attempts": 59, "chat_failed": 8},
+        "episodes": [{"unit": "6", "chat_failed": 4}, {"unit": "7", "chat_failed": 4}]}}}]}))
+    assert facts(run)["failures"] == {"totals.chat_failed": 8}  # the totals, not the episodes again

@@ -75,8 +75,9 @@ def facts(run: Path) -> dict[str, Any]:
     corpora = index.get("corpora") or []
     failures: dict[str, int] = {}
     counts: dict[str, int] = {}
-    for c in corpora:
-        for k, n in _failures(c.get("stats") or {}).items():
+    for c in corpora:  # the method's stats, and a package's own index record (Graphiti's chat_failed)
+        package = {k: v for k, v in ((c.get("info") or {}).get("index") or {}).items() if k != "episodes"}
+        for k, n in [*_failures(c.get("stats") or {}).items(), *_failures(package).items()]:
             failures[k] = failures.get(k, 0) + n
         for k, n in _counts(c).items():
             counts[k] = counts.get(k, 0) + n

@@ -3,7 +3,9 @@
 Every figure names the answering model, the judge, the credit and n under its title, so a figure
 copied out of the report still says what it shows. Method names live in a legend beside the
 plot, never as labels on the points, so they cannot overlap; a figure with nothing to show (every
-cost 0 and no token to price) is not drawn at all.
+cost 0 and no token to price) is not drawn at all. A run whose health failed is drawn hollow or
+hatched and its legend entry says so: a figure copied out of the report must not show a broken
+run's score as a result.
 """
 
 from __future__ import annotations
@@ -23,6 +25,12 @@ from .prices import Reference, api_equivalent  # noqa: E402
 from .tables import group_name  # noqa: E402
 
 MARKERS = "osD^vP*Xh<>p"
+
+
+def _legend_label(r: Run) -> str:
+    """The method's legend entry, with its health when a check failed or warned."""
+    status = None if r.health is None else r.health.status
+    return r.label if status in (None, "ok") else f"{r.label} (health: {status})"
 
 
 def _save(fig: plt.Figure, path: Path) -> Path:
@@ -72,7 +80,8 @@ def by_group(runs: list[Run], p: Presentation, path: Path) -> Path:
         vals = [(c or {}).get(metric) for c in cells]
         errs = [(c or {}).get(f"{metric}_std") for c in cells]
         ax.bar(x + (i - (len(runs) - 1) / 2) * width, [v if v is not None else np.nan for v in vals], width,
-               yerr=[e if e is not None else 0 for e in errs], capsize=2, label=r.label)
+               yerr=[e if e is not None else 0 for e in errs], capsize=2, label=_legend_label(r),
+               **({"hatch": "//", "alpha": 0.45} if r.failed else {}))
     ax.set_xticks(x, ["\n".join(textwrap.wrap(t, 14)) for t in ticks], fontsize=8)
     ax.set_xlabel(what)
     ax.set_ylabel(f"{name} (± bootstrap std)")
@@ -92,7 +101,8 @@ def frontier(runs: list[Run], p: Presentation, path: Path) -> Path:
         if x is None or y is None:
             continue
         ax.errorbar([x], [y], yerr=[r.metrics[p.overall].get(f"{metric}_std") or 0], fmt=MARKERS[i % len(MARKERS)],
-                    capsize=3, markersize=7, label=r.label)
+                    capsize=3, markersize=7, label=_legend_label(r),
+                    **({"markerfacecolor": "none"} if r.failed else {}))
     xs = [r.mean_context_tokens for r in runs if r.mean_context_tokens]
     log = bool(xs) and max(xs) / min(xs) > 20 and all(r.mean_context_tokens for r in runs)
     if log:
