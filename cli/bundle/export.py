@@ -201,20 +201,22 @@ def ignored_by_git(dest: Path, rels: list[str]) -> list[str]:
     anchor = dest
     while not anchor.exists():
         anchor = anchor.parent
+    top = _git("rev-parse", "--show-toplevel", cwd=anchor)
+    if not top:
+        return []
     try:
-        top = subprocess.run(["git", "-C", str(anchor), "rev-parse", "--show-toplevel"], capture_output=True,
-                             text=True, check=True).stdout.strip()
         base = dest.resolve().relative_to(Path(top).resolve())
         done = subprocess.run(["git", "-C", top, "check-ignore", "-v", "--no-index", "--stdin"],
                               input="\n".join(str(base / r) for r in rels), capture_output=True, text=True)
-    except (OSError, ValueError, subprocess.CalledProcessError):
+    except (OSError, ValueError):
         return []
-    return done.stdout.splitlines() if done.returncode == 0 else []
+    return done.stdout.splitlines() if done.returncode == 0 else []  # 1: none ignored
 
 
-def _git(*args: str) -> str | None:
+def _git(*args: str, cwd: Path | None = None) -> str | None:
+    """git's output in `cwd` (default: this code's own checkout); None where git fails."""
     try:
         return subprocess.run(["git", *args], capture_output=True, text=True, check=True,
-                              cwd=Path(__file__).parent).stdout.strip()
+                              cwd=cwd or Path(__file__).parent).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None

@@ -76,7 +76,7 @@ def facts(run: Path) -> dict[str, Any]:
     failures: dict[str, int] = {}
     counts: dict[str, int] = {}
     for c in corpora:  # the method's stats, and a package's own index record (Graphiti's chat_failed)
-        package = {k: v for k, v in ((c.get("info") or {}).get("index") or {}).items() if k != "episodes"}
+        package = (c.get("info") or {}).get("index") or {}  # its per-episode list is not read: totals only
         for k, n in [*_failures(c.get("stats") or {}).items(), *_failures(package).items()]:
             failures[k] = failures.get(k, 0) + n
         for k, n in _counts(c).items():
