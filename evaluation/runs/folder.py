@@ -140,11 +140,6 @@ class JsonlAppender:
             self._fd = None
 
 
-def json_text(obj: Any) -> str:
-    """A JSON artifact's text exactly as RunFolder.write_json writes it (NaN as null)."""
-    return json.dumps(_finite(obj), indent=2, ensure_ascii=False, default=_num) + "\n"
-
-
 def _finite(obj: Any) -> Any:
     """NaN (an undefined mean) becomes null, so artifacts are strict JSON."""
     if isinstance(obj, float) and math.isnan(obj):

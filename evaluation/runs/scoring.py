@@ -14,15 +14,21 @@ from typing import Any
 
 from hydra.utils import instantiate
 
-from ..protocol import Protocol
-from ..protocol import Resampling
+from ..protocol import Protocol, Resampling
 from ..retrieval_diagnostics import diagnose, diagnostics_rows, table_section
 from .blocks import score_blocks
 from .blocks import section as blocks_section
 from .cap_audit import describe as describe_audit
 from .cap_audit import summarize as summarize_audit
 from .folder import RunFolder, json_text
-from .upgrade import RUN_FORMAT, artifacts_format, read_config, read_meta, recorded_facts, upgrade_metrics
+from .upgrade import (
+    RUN_FORMAT,
+    artifacts_format,
+    read_config,
+    read_meta,
+    recorded_facts,
+    upgrade_metrics,
+)
 
 
 def load_protocol(run: RunFolder) -> Protocol:
