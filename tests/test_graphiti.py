@@ -21,7 +21,7 @@ from conftest import run_cli, scripted_overrides
 from datasets.types import Corpus, Unit
 from methods.external import envs
 from methods.external.counters import graphiti_counters
-from methods.external.episodes import dated_payload, is_dialogue, parse_time
+from methods.external.episodes import dated_payload, is_dialogue, parse_time, text_date
 
 needs_env = pytest.mark.skipif(envs.find_env("graphiti") is None,
                                reason="graphiti environment not set up: python scripts/setup_baselines.py graphiti")
@@ -101,7 +101,9 @@ def test_graphiti_chapters_and_longmemeval_sessions(dataset, extra, source, scri
     for corpus in json.loads((run / "index.json").read_text())["corpora"]:
         episodes = corpus["info"]["index"]["episodes"]
         assert {e["source"] for e in episodes} == {source}
-        assert {e["time_source"] for e in episodes} == ({"synthetic"} if dataset.startswith("epbench") else {"unit"})
+        # EpBench chapters carry no timestamp: each is dated by the date its text writes (2024-2026)
+        assert {e["time_source"] for e in episodes} == ({"text"} if dataset.startswith("epbench") else {"unit"})
+        assert all(e["reference_time"] > "2020" for e in episodes)
         assert not corpus["info"]["index"]["failed_episodes"]
     assert all("egress_refused" not in p["retrieval"] for p in _lines(run / "predictions.jsonl"))
 
@@ -137,6 +139,24 @@ def test_episode_times_from_each_dataset_format_and_synthetic_order() -> None:
     assert rows[0]["reference_time"] < rows[1]["reference_time"], "undated units keep their order"
     assert dated_payload(chapters) == rows, "the same times on every call: never the clock"
     assert not is_dialogue(chapters)
+
+
+def test_an_undated_chapter_takes_the_date_its_text_writes() -> None:
+    """Invented chapters: the first full date the text writes dates it (not a bare year or a
+    relative phrase, not a day no calendar has); none found, the synthetic day by position; the
+    rule of saved runs ('synthetic') ignores the text."""
+    chapters = Corpus("book", (
+        Unit("1", "In 1999 she was young. The lanterns were lit on March 3, 2024, at the pier.", 0),
+        Unit("2", "Last week, the 14 November 2025 parade passed by.", 1),
+        Unit("3", "The letter was dated February 30, 2024; nobody came.", 2),
+        Unit("4", "It rained all day.", 3)))
+    rows = dated_payload(chapters)
+    assert [(r["reference_time"][:10], r["time_source"]) for r in rows] == [
+        ("2024-03-03", "text"), ("2025-11-14", "text"), ("2000-01-03", "synthetic"), ("2000-01-04", "synthetic")]
+    assert text_date("It happened on 7 May 2024 and again on June 1, 2025.") == datetime(2024, 5, 7, tzinfo=UTC)
+    assert {r["time_source"] for r in dated_payload(chapters, "synthetic")} == {"synthetic"}
+    with pytest.raises(ValueError, match="episode_dates"):
+        dated_payload(chapters, "clock")
     assert is_dialogue(Corpus("c", (Unit("1", "Ann: hi\n\nBo: hello there", 0, "8 May, 2023"),)))
 
 

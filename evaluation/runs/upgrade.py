@@ -53,6 +53,8 @@ CUSTOM = "evaluation.custom.CustomProtocol"
 GSW = "methods.gsw.method.GSW"
 SEEM = "methods.seem.method.SEEM"
 GRAPHRAG = "methods.external.graphrag.GraphRAGMethod"
+GRAPHITI = "methods.external.graphiti.GraphitiMethod"
+COGNEE = "methods.external.cognee.CogneeMethod"
 
 # class paths saved in configs before evaluation/ had family subpackages -> today's
 MOVED = {
@@ -114,6 +116,10 @@ INTRODUCED = (
     Introduced("dataset.protocol", EPBENCH, "order_judge_version", 1, until_format=3),
     Introduced("dataset.protocol", EPBENCH, "pr_convention", None, until_format=3),
     Introduced("dataset.protocol", LOCOMO, "answer_prompt_version", 1, until_format=3),
+    # issue 28: an undated unit (an EpBench chapter) takes the date its text writes; saved runs
+    # gave every undated unit a synthetic day
+    Introduced("method", GRAPHITI, "episode_dates", "synthetic", None),
+    Introduced("method", COGNEE, "episode_dates", "synthetic", None),
 )
 
 # (where, key, value): identity keys that hash as absent at this value (runs were named before
@@ -135,6 +141,8 @@ HASHED_AS_ABSENT = (
     (SEEM, "frame_retry", None),  # params() holds the retry prompt's version, None when off
     (SEEM, "fusion_veto_days", None),
     (GSW, "wire", "json"),
+    (GRAPHITI, "episode_dates", "synthetic"),
+    (COGNEE, "episode_dates", "synthetic"),
 )
 
 

@@ -16,7 +16,7 @@ from methods.base import IndexCounters, Services
 
 from .base import ExternalMethod
 from .counters import cognee_counters
-from .episodes import dated_payload
+from .episodes import DATE_RULES, dated_payload
 
 SEARCH_TYPES = ("HYBRID_COMPLETION", "GRAPH_COMPLETION", "RAG_COMPLETION", "CHUNKS")
 
@@ -29,7 +29,8 @@ class CogneeMethod(ExternalMethod):
     capped_sections = ("Relevant passages",)  # entities and facts come from the graph, not one session
 
     def __init__(self, services: Services, name: str | None = None, search_type: str = "HYBRID_COMPLETION",
-                 top_k: int = 15, max_tokens: int | None = None, on_session_error: str = "record", **kw: Any):
+                 top_k: int = 15, max_tokens: int | None = None, on_session_error: str = "record",
+                 episode_dates: str = "text", **kw: Any):
         super().__init__(services, name, **kw)
         if self.answer_with != "shared":
             raise ValueError("cognee is answered by the harness's shared prompt here: answer_with must be 'shared'")
@@ -37,8 +38,11 @@ class CogneeMethod(ExternalMethod):
             raise ValueError(f"search_type must be one of {SEARCH_TYPES}, not {search_type!r}")
         if on_session_error not in {"record", "fail"}:
             raise ValueError("on_session_error must be 'record' (count it, go on) or 'fail' (stop the index)")
+        if episode_dates not in DATE_RULES:
+            raise ValueError(f"episode_dates must be one of {DATE_RULES}, not {episode_dates!r}")
+        self.episode_dates = episode_dates
         self._settings: dict[str, Any] = {"search_type": search_type, "top_k": top_k,
-                                          "on_session_error": on_session_error}
+                                          "on_session_error": on_session_error, "episode_dates": episode_dates}
         # None = the package default (cognee sends no max_tokens: the proxy's llm.max_tokens applies)
         for key, value in (("max_tokens", max_tokens),):
             if value is not None:
@@ -51,7 +55,7 @@ class CogneeMethod(ExternalMethod):
         return {"TELEMETRY_DISABLED": "1", "PYTHONHASHSEED": "0"}
 
     def units_for_worker(self, corpus: Corpus) -> list[dict[str, Any]]:
-        return dated_payload(corpus)
+        return dated_payload(corpus, self.episode_dates)
 
     @classmethod
     def index_counters(cls, folder: Path) -> IndexCounters | None:

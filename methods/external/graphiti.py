@@ -17,7 +17,7 @@ from methods.base import IndexCounters, Services
 
 from .base import ExternalMethod
 from .counters import graphiti_counters
-from .episodes import dated_payload, is_dialogue
+from .episodes import DATE_RULES, dated_payload, is_dialogue
 
 SOURCES = ("auto", "message", "text")
 STRUCTURED = ("json_schema", "json_object")
@@ -36,7 +36,8 @@ class GraphitiMethod(ExternalMethod):
     def __init__(self, services: Services, name: str | None = None, num_results: int = 10,
                  episode_source: str = "auto", structured_output: str = "json_schema",
                  max_tokens: int | None = None, temperature: float | None = None, max_coroutines: int = 4,
-                 on_episode_error: str = "record", source_description: str = "conversation session", **kw: Any):
+                 on_episode_error: str = "record", source_description: str = "conversation session",
+                 episode_dates: str = "text", **kw: Any):
         super().__init__(services, name, **kw)
         if self.answer_with != "shared":
             raise ValueError("graphiti has no answer prompt of its own: answer_with must be 'shared'")
@@ -46,11 +47,15 @@ class GraphitiMethod(ExternalMethod):
             raise ValueError(f"structured_output must be one of {STRUCTURED}, not {structured_output!r}")
         if on_episode_error not in {"record", "fail"}:
             raise ValueError("on_episode_error must be 'record' (count it, go on) or 'fail' (stop the index)")
+        if episode_dates not in DATE_RULES:
+            raise ValueError(f"episode_dates must be one of {DATE_RULES}, not {episode_dates!r}")
         self.episode_source = episode_source
+        self.episode_dates = episode_dates
         self._settings: dict[str, Any] = {
             "num_results": num_results, "episode_source": episode_source,
             "structured_output": structured_output, "max_coroutines": max_coroutines,
-            "on_episode_error": on_episode_error, "source_description": source_description}
+            "on_episode_error": on_episode_error, "source_description": source_description,
+            "episode_dates": episode_dates}
         # None = the package default (LLMConfig: max_tokens 16384, temperature 1), never the environment
         for key, value in (("max_tokens", max_tokens), ("temperature", temperature)):
             if value is not None:
@@ -76,7 +81,7 @@ class GraphitiMethod(ExternalMethod):
         if source == "auto":  # dialogue lines 'Speaker: text' are the package's message format
             source = "message" if is_dialogue(corpus) else "text"
         group = group_id(corpus.id)
-        return [{**u, "source": source, "group_id": group} for u in dated_payload(corpus)]
+        return [{**u, "source": source, "group_id": group} for u in dated_payload(corpus, self.episode_dates)]
 
     @classmethod
     def index_counters(cls, folder: Path) -> IndexCounters | None:

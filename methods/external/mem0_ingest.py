@@ -24,39 +24,19 @@ from typing import Any
 
 from datasets.types import Corpus, Unit
 
+from .episodes import iso_date
+
 INGEST = ("session", "speaker_views")
 CHAT_ROLES = ("user", "assistant")
 SINGLE_VIEW = "memeval"  # the one user_id of the session plan (and of a corpus without speakers)
 _PREFIX = re.compile(r"^(?P<speaker>[A-Za-z][\w .'-]{0,39}?):\s")
-_MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-                "November", "December")
-_MONTHS = {m.lower(): i for i, m in enumerate(_MONTH_NAMES, 1)}
-_MONTH = r"(?P<month>" + "|".join(_MONTH_NAMES) + ")"
-_DAY_MONTH_YEAR = re.compile(r"\b(?P<day>\d{1,2}) " + _MONTH + r",? (?P<year>\d{4})\b", re.I)
-_MONTH_DAY_YEAR = re.compile(r"\b" + _MONTH + r" (?P<day>\d{1,2}),? (?P<year>\d{4})\b", re.I)
-_NUMERIC = re.compile(r"\b(?P<year>\d{4})[/-](?P<month>\d{1,2})[/-](?P<day>\d{1,2})\b")
+
 
 
 @dataclass(frozen=True)
 class Turn:
     speaker: str | None  # None: a narrative paragraph
     text: str
-
-
-def iso_date(text: str | None) -> str | None:
-    """The first full date in `text` as YYYY-MM-DD ('8 May, 2023', 'May 08, 2024', '2023/05/20')."""
-    if not text:
-        return None
-    found = []
-    for rx in (_NUMERIC, _DAY_MONTH_YEAR, _MONTH_DAY_YEAR):
-        m = rx.search(text)
-        if m:
-            month = m.group("month")
-            month_n = int(month) if month.isdigit() else _MONTHS[month.lower()]
-            day, year = int(m.group("day")), int(m.group("year"))
-            if 1 <= month_n <= 12 and 1 <= day <= 31:
-                found.append((m.start(), f"{year:04d}-{month_n:02d}-{day:02d}"))
-    return min(found)[1] if found else None
 
 
 def unit_date(unit: Unit) -> tuple[str | None, str | None, str | None]:
