@@ -60,18 +60,28 @@ def measured_ratios(records: list[CallRecord]) -> dict[str, float]:
     return {s: a[0] / a[1] for s, a in acc.items() if a[2] >= MIN_MEASURED and a[1]}
 
 
+def _throughput_table(cfg: DictConfig) -> dict[str, tuple[float, float]]:
+    """model -> (fresh prompt tokens/s, generated tokens/s) of the local models (prices.local_throughput)."""
+    table = OmegaConf.to_container(cfg.prices.get("local_throughput") or {}, resolve=True) or {}
+    return {m: (float(v["prompt_tps"]), float(v["generated_tps"])) for m, v in (table.get("models") or {}).items()}
+
+
 def price_records(records: list[CallRecord], prices: dict[str, Price], batch: dict[str, float],
                   batch_stages: set[str], ratios: dict[str, float],
-                  measured: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """Per stage: calls (fresh/cached), tokens and USD, standard and with the Batch API. A
-    stage's prior ratio is scaled by each call's `output_scale`; a `measured` one is not."""
+                  measured: frozenset[str] = frozenset(),
+                  throughput: dict[str, tuple[float, float]] | None = None) -> dict[str, Any]:
+    """Per stage: calls (fresh/cached), tokens and USD, standard and with the Batch API, and the
+    serial model seconds of its local calls (fresh prompt tokens / prompt rate + output / generation
+    rate: a prefix reused from the server's slot cache is not processed again). A stage's prior
+    ratio is scaled by each call's `output_scale`; a `measured` one is not."""
+    throughput = throughput or {}
     stages: dict[str, dict[str, Any]] = {}
     unpriced: set[str] = set()
     for r in records:
         e = stages.setdefault(r.stage, {"calls": 0, "cached_calls": 0, "prompt_tokens": 0,
                                         "prefix_cached_tokens": 0, "output_tokens": 0,
                                         "usd": 0.0, "usd_batch": 0.0, "usd_no_prefix_cache": 0.0,
-                                        "output_ratio": None})
+                                        "local_seconds": 0.0, "output_ratio": None})
         if r.cached:
             e["cached_calls"] += 1
             continue
@@ -82,6 +92,9 @@ def price_records(records: list[CallRecord], prices: dict[str, Price], batch: di
         e["prefix_cached_tokens"] += r.prefix_cached_tokens
         e["output_tokens"] += out
         e["output_ratio"] = ratios.get(r.stage) if r.max_tokens else None
+        if r.model in throughput:
+            prompt_tps, generated_tps = throughput[r.model]
+            e["local_seconds"] += (r.prompt_tokens - r.prefix_cached_tokens) / prompt_tps + out / generated_tps
         p = prices.get(r.model)
         if p is None:
             unpriced.add(r.model)
@@ -97,7 +110,7 @@ def price_records(records: list[CallRecord], prices: dict[str, Price], batch: di
             e["usd_batch"] += std
     total = {k: sum(e[k] for e in stages.values()) for k in
              ("calls", "cached_calls", "prompt_tokens", "prefix_cached_tokens", "output_tokens", "usd",
-              "usd_batch", "usd_no_prefix_cache")}
+              "usd_batch", "usd_no_prefix_cache", "local_seconds")}
     return {"stages": stages, "total": total, "unpriced_models": sorted(unpriced)}
 
 
@@ -140,11 +153,14 @@ def estimate(cfg: DictConfig, ratios: dict[str, float] | None = None) -> dict[st
     used = {**recorder.output_ratio, **measured}
     name = str(c.method_cfg.name)
     batch_stages = {"judge"} | ({"index"} if name.startswith(BATCH_INDEX_METHODS) else set())
-    out = price_records(recorder.records, prices, batch, batch_stages, used, frozenset(measured))
+    out = price_records(recorder.records, prices, batch, batch_stages, used, frozenset(measured),
+                        _throughput_table(cfg))
     out.update({"method": name, "dataset": c.dataset.name, "questions": len(c.questions),
                 "models": {"llm": c.llm.display_name, "index_llm": c.indexer.display_name,
                            "judge": c.judge.display_name, "embedder": c.embedder.display_name},
                 "price_table": str(cfg.prices.version), "batch_stages": sorted(batch_stages),
+                "throughput": str((cfg.prices.get("local_throughput") or {}).get("measured", "")),
+                "output_ratios": used,
                 "how": model_kind})
     return out
 
@@ -156,14 +172,19 @@ def format_estimate(e: dict[str, Any]) -> str:
              f"{e['models']['llm']}{indexing}, judge {e['models']['judge']}, embedder {e['models']['embedder']}; "
              f"{e['how']}; prices {e['price_table']})",
              f"{'stage':<10}{'calls':>9}{'cached':>9}{'prompt tok':>14}{'prefix-cached':>15}"
-             f"{'output tok':>13}{'USD':>11}{'USD batch':>11}"]
+             f"{'output tok':>13}{'USD':>11}{'USD batch':>11}{'local min':>11}"]
     for name, s in list(e["stages"].items()) + [("total", e["total"])]:
         lines.append(f"{name:<10}{s['calls']:>9}{s['cached_calls']:>9}{s['prompt_tokens']:>14,}"
                      f"{s['prefix_cached_tokens']:>15,}{s['output_tokens']:>13,}{s['usd']:>11.2f}"
-                     f"{s['usd_batch']:>11.2f}")
+                     f"{s['usd_batch']:>11.2f}{s['local_seconds'] / 60:>11.1f}")
     if e["total"]["prefix_cached_tokens"]:
         lines.append(f"(USD assumes every repeated prefix hits the provider's prompt cache; without "
                      f"that discount: {e['total']['usd_no_prefix_cache']:.2f})")
+    if e["total"]["local_seconds"]:
+        ratios = ", ".join(f"{k} {v:.2f}" for k, v in sorted(e.get("output_ratios", {}).items()))
+        lines.append(f"(local min: serial model time at the throughput measured {e.get('throughput')}, "
+                     f"output tokens = max_tokens x ratio ({ratios}); a looping local reply runs to "
+                     "max_tokens: the ratio measured on cached calls of the stage says how often)")
     if e["unpriced_models"]:
         lines.append(f"(no price for {', '.join(e['unpriced_models'])}: counted as $0)")
     return "\n".join(lines)
@@ -204,8 +225,9 @@ def main(argv: list[str] | None = None) -> int:
         std = sum(e["total"]["usd"] for e in results)
         bat = sum(e["total"]["usd_batch"] for e in results)
         raw = sum(e["total"]["usd_no_prefix_cache"] for e in results)
+        local = sum(e["total"]["local_seconds"] for e in results) / 60
         print(f"all {len(results)} methods: USD {std:.2f} standard ({raw:.2f} without prompt caching), "
-              f"USD {bat:.2f} with the Batch API")
+              f"USD {bat:.2f} with the Batch API" + (f"; local model time {local:.1f} min" if local else ""))
     if json_out:
         json_out.write_text(json.dumps(results, indent=1))
     return 0

@@ -71,6 +71,12 @@ CALL_MODELS: dict[str, dict[str, Any]] = {
         IndexCall("extract_content_graph", 1, 990, 700),
         IndexCall("summarize_text", 1, 210, 200),
     ], "query_calls": [], "context_tokens": 3400, "embed_per_chunk": 5 * 170},
+    # mem0ai 2.2.1 with the session plan (`ingest: session`): one fact-extraction call per add,
+    # an add per session or chapter (its whole text in the prompt; measured on conv-30's first 8
+    # sessions: 8 calls of 8.8-9.7k prompt tokens); search makes no call. Reply size is a guess.
+    "mem0": {"chunk": None, "calls": [
+        IndexCall("fact extraction (one per add)", 1, 1700, 400),
+    ], "query_calls": [], "context_tokens": 600, "embed_per_chunk": 10 * 40},
 }
 
 
@@ -91,6 +97,9 @@ def baseline_records(c: Any, recorder: DryRecorder) -> list[CallRecord]:
     model = CALL_MODELS.get(name.split("_")[0])
     if model is None:
         raise ValueError(f"no call model for baseline {name!r}; add one to {__name__}.CALL_MODELS")
+    if name.startswith("mem0") and c.method_cfg.get("ingest", "session") != "session":
+        raise ValueError(f"{name}: mem0's speaker-view plan (an add per 2 messages per speaker) is not "
+                         f"modelled; {__name__}.CALL_MODELS['mem0'] prices the session plan only")
     llm, emb = c.llm.display_name, c.embedder.display_name
     indexer = c.indexer.display_name  # index-time calls go to the indexing model (the proxy routes them)
     records: list[CallRecord] = []

@@ -78,6 +78,25 @@ def test_prices_apply_prefix_caching_and_the_batch_discount() -> None:
     assert ans["cached_calls"] == 1 and ans["calls"] == 1
 
 
+def test_local_model_time_counts_fresh_prompt_tokens_and_predicted_output_of_uncached_local_calls() -> None:
+    """A local model is paid in seconds: a prefix its server's slot already holds, a call the
+    cache answers and a call to an API model cost no local time."""
+    recs = [CallRecord("answer", "local", 10_000, 0, False, 9_000, 100),   # 1,000 fresh, 50 out
+            CallRecord("answer", "local", 10_000, 0, True, 0, 100),        # cached
+            CallRecord("judge", "api", 800, 0, False, 0, 400)]             # no throughput entry
+    out = price_records(recs, {}, {}, set(), {"answer": 0.5, "judge": 0.25},
+                        throughput={"local": (250.0, 25.0)})
+    assert out["stages"]["answer"]["local_seconds"] == pytest.approx(1_000 / 250 + 50 / 25)
+    assert out["stages"]["judge"]["local_seconds"] == 0 and out["total"]["local_seconds"] == pytest.approx(6.0)
+    assert price_records(recs, {}, {}, set(), {"answer": 0.5})["total"]["local_seconds"] == 0
+
+
+def test_the_shipped_price_table_times_both_local_models() -> None:
+    table = compose(["llm=local_small"]).prices.local_throughput.models
+    assert set(table) >= {"qwen2.5-coder-0.5b-instruct", "qwen2.5-coder-1.5b-instruct"}
+    assert all(v.prompt_tps > v.generated_tps > 0 for v in table.values())
+
+
 def test_repeated_prefixes_count_as_cached_input() -> None:
     rec = DryRecorder(output_ratio={})
     book = " ".join(f"word{i}" for i in range(3000))
@@ -131,3 +150,14 @@ def test_a_compact_reply_is_predicted_at_its_layouts_measured_share_of_json() ->
     assert prior["stages"]["index"]["output_tokens"] == 450 + round(450 * 0.490)
     measured = price_records(rec.records, price, {}, set(), {"index": 0.10}, frozenset({"index"}))
     assert measured["stages"]["index"]["output_tokens"] == 2 * 150
+
+
+def test_mem0_is_priced_one_extraction_call_per_unit_and_its_speaker_view_plan_is_refused(
+        scripted, tmp_path, data_dir) -> None:
+    args = ["dataset=epbench20", "subset.n=2", "subset.index_units=3", *scripted_overrides(scripted, tmp_path, data_dir)]
+    e = estimate(compose(["method=mem0", *args]))
+    assert scripted.count() == 0
+    # 3 chapters: one extraction call each to the answering model (llm_index=same), one embedding batch each
+    assert e["stages"]["index"]["calls"] == 6 and e["questions"] == 2
+    with pytest.raises(ValueError, match="speaker-view plan"):
+        estimate(compose(["method=mem0_vendor", *args]))

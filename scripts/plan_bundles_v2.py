@@ -1,0 +1,83 @@
+"""The model-time plan of the v2 result bundles (issue 30), priced by the estimate stage.
+
+Each row of PLAN is one run of the rebuild: a bundle, a method and its overrides. The script runs
+`harness.estimate` on every row (a dry run of the real prompts: no call is sent, calls already in
+the cache cost nothing), converts tokens to serial local minutes with the measured throughput in
+conf/prices (prices.local_throughput), and prints one table per bundle and the total, so the plan
+is re-priced whenever the cache holds more (import the shipped bundles' calls first:
+`python -m evaluation.bundle import results/NAME`).
+
+    python scripts/plan_bundles_v2.py [--only BUNDLE] [--json FILE]
+
+The answering model, judge and indexers are the configuration chosen by measurement (docs/BUNDLES_V2.md);
+the package methods' index calls come from harness/estimate_baselines.py's call model (+-50%).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from harness.estimate import compose, estimate  # noqa: E402
+
+ROLES = ["llm=local", "judge=local"]  # answering and judging: the 1.5B (docs/BUNDLES_V2.md, measured)
+INDEX_1_5B = ["llm_index=local"]  # the vendors need it (issue 28); the graph packages are least unhealthy with it
+INDEX_0_5B = ["llm_index=local_small"]  # GSW's and SEEM's priced alternative: not yet measured at 1.5B
+# (label, method, overrides): a label prices one method under another configuration
+METHODS = [
+    ("vanilla", "vanilla", []), ("embedding_rag", "embedding_rag", []),
+    ("gsw", "gsw", []), ("gsw (0.5B index)", "gsw", INDEX_0_5B),
+    ("seem", "seem", []), ("seem (0.5B index)", "seem", INDEX_0_5B),
+    ("hipporag2", "hipporag2", INDEX_1_5B + ["method.max_new_tokens=1024"]),
+    ("lightrag", "lightrag", INDEX_1_5B), ("graphrag", "graphrag", INDEX_1_5B),
+    ("mem0", "mem0", INDEX_1_5B + ["method.max_tokens=1024"]),
+    ("graphiti", "graphiti", INDEX_1_5B + ["method.max_tokens=2048"]),
+    ("cognee", "cognee", INDEX_1_5B + ["method.max_tokens=2048"]),
+]
+BUNDLES = {
+    "epbench20-local": ["dataset=epbench20", "subset.n=200"],
+    "locomo-local": ["dataset=locomo", "dataset.loader.conversations=[conv-30]", "subset.n=null"],
+    "longmemeval-local": ["dataset=longmemeval_oracle", "subset.n=30"],
+}
+
+
+def plan_rows(only: str | None = None) -> list[tuple[str, str, str, list[str]]]:
+    return [(b, label, m, ROLES + d + extra) for b, d in BUNDLES.items() if only in (None, b)
+            for label, m, extra in METHODS]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", choices=sorted(BUNDLES))
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args(argv)
+    rows, total = [], 0.0
+    for bundle, label, method, overrides in plan_rows(args.only):
+        try:
+            e = estimate(compose([f"method={method}", *overrides]))
+        except Exception as exc:  # a row that cannot be priced is named, never silently dropped
+            print(f"{bundle:<20}{label:<20} cannot be estimated: {type(exc).__name__}: {exc}", flush=True)
+            rows.append({"bundle": bundle, "label": label, "method": method, "error": str(exc)})
+            continue
+        minutes = {s: v["local_seconds"] / 60 for s, v in e["stages"].items()}
+        row = {"bundle": bundle, "label": label, "method": method, "overrides": overrides, "questions": e["questions"],
+               "calls": e["total"]["calls"], "cached": e["total"]["cached_calls"], "minutes": minutes,
+               "total_minutes": e["total"]["local_seconds"] / 60, "how": e["how"]}
+        rows.append(row)
+        total += row["total_minutes"]
+        stages = ", ".join(f"{s} {v:.0f}" for s, v in minutes.items() if v >= 0.5)
+        print(f"{bundle:<20}{label:<20}{row['questions']:>5} q {row['calls']:>6} calls ({row['cached']} cached)"
+              f" {row['total_minutes']:>7.0f} min  [{stages}]", flush=True)
+    print(f"total of every row: {total:.0f} min = {total / 60:.1f} h of serial local model time "
+          "(alternative rows included: sum the plan's own choice from --json)")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
