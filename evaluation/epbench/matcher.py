@@ -136,7 +136,12 @@ def _match_dates(question: str, gold: Sequence[str], text: str, declined: bool) 
 def checks(question: str, retrieval_type: str, gold: list[str], scores: list[float],
            identified: list[str], answer: str, universe: Universe, grounding_version: int = 2) -> dict[str, Any]:
     """The grounded credit (under `grounding_version`, evidence.py) and the matcher's result for
-    one judged answer (model-free). Version 1 lines keep their first layout, key for key."""
+    one judged answer (model-free). Version 1 lines keep their first layout, key for key.
+
+    Version 3: the claims that count against precision are never fewer than the items of the
+    asked kind the matcher finds in the answer. A local judge lists the claims it credits and
+    leaves out the wrong ones (a 0-cue answer naming three places judged as claiming nothing, so
+    scored 1), which grounding alone cannot see: it checks the items listed, not the ones left out."""
     kind = KIND_BY_RETRIEVAL.get(retrieval_type)
     if grounding_version >= 2:
         g = ground_v2(answer, gold, scores, identified, kind, universe, question)
@@ -144,14 +149,21 @@ def checks(question: str, retrieval_type: str, gold: list[str], scores: list[flo
         g = ground(answer, gold, scores, identified, kind, universe.values(kind), universe.generic_event_words,
                    question)
     det = match_answer(question, retrieval_type, gold, answer, universe)
+    n_pred = g.n_pred
+    beyond = 0
+    if grounding_version >= 3 and det is not None:
+        beyond = max(0, len(det.identified_items) - g.n_pred)
+        n_pred += beyond
     out = {
         "identified_items_grounded": g.identified_items, "unsupported_items": g.unsupported_items,
-        "matching_score_grounded": g.matching_score, "n_pred_grounded": g.n_pred,
+        "matching_score_grounded": g.matching_score, "n_pred_grounded": n_pred,
         "credited_absent_gold": g.credited_absent_gold, "left_to_judge": g.left_to_judge,
         "deterministic": det.record() if det else None,
     }
     if grounding_version >= 2:
         out["recredited_gold"] = g.recredited
+    if grounding_version >= 3:
+        out["claims_beyond_judge"] = beyond
     return out
 
 

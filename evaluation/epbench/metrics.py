@@ -137,6 +137,10 @@ class EpBenchMetrics:
         }
         if self.grounding_version >= 2:
             out["grounding"]["recredited_gold"] = sum(len(j.get("recredited_gold", [])) for j in checked)
+        if self.grounding_version >= 3:
+            out["grounding"]["claims_beyond_judge"] = sum(int(j.get("claims_beyond_judge", 0)) for j in checked)
+            out["grounding"]["questions_with_claims_beyond_judge"] = sum(
+                1 for j in checked if j.get("claims_beyond_judge", 0))
         answers = {p["question_id"]: p.get("answer", "") for p in predictions}
         out["agreement"] = {"credit": credit,
                             **agreement(matched, lambda j: view(j, credit), answers),

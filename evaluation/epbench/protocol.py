@@ -12,7 +12,7 @@ from model_access.chat import ChatModel
 
 from ..presentation import Presentation
 from ..protocol import Protocol
-from .evidence import GROUNDING_VERSIONS
+from .evidence import EPBENCH_GROUNDING_VERSIONS
 from .judge import JUDGE_VERSIONS
 from .judging import EpBenchJudging
 from .metrics import CREDITS, EpBenchMetrics
@@ -50,10 +50,10 @@ class EpBenchProtocol(Protocol):
         if judge_version not in JUDGE_VERSIONS:
             raise ValueError(f"protocol.judge_version must be one of {JUDGE_VERSIONS}, not {judge_version!r} "
                              "(2 bounds the judge's reply; 1 is the first, unbounded judge)")
-        if grounding_version not in GROUNDING_VERSIONS:
-            raise ValueError(f"protocol.grounding_version must be one of {GROUNDING_VERSIONS}, not "
-                             f"{grounding_version!r} (2: no credit without evidence, event contents "
-                             "included; 1: runs before 2026-12-01)")
+        if grounding_version not in EPBENCH_GROUNDING_VERSIONS:
+            raise ValueError(f"protocol.grounding_version must be one of {EPBENCH_GROUNDING_VERSIONS}, not "
+                             f"{grounding_version!r} (3: 2, and precision counts every claim the matcher finds; "
+                             "2: no credit without evidence, event contents included; 1: runs before 2026-12-01)")
         if pr_convention is not None and pr_convention not in PR_CONVENTIONS:
             raise ValueError(f"protocol.pr_convention must be one of {PR_CONVENTIONS}, not {pr_convention!r} "
                              "(authors: the GSW authors' 0-cue and nothing-claimed scores; defined_only: "

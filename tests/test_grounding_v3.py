@@ -1,0 +1,83 @@
+"""Grounding version 3 (EpBench): precision counts every claim of the asked kind that the
+model-free matcher finds, not only the claims the judge chose to list. Built from the shipped
+epbench20-local bundle's stored replies, where the local judge left the wrong claims out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evaluation.epbench.matcher import checks
+from evaluation.epbench.protocol import EpBenchProtocol
+from evaluation.epbench.scoring import score_question
+from evaluation.epbench.universe import Universe, load_universe
+
+RUN = Path(__file__).resolve().parents[1] / "results" / "epbench20-local" / "runs" / "epbench20"
+
+
+def _saved(method: str, qid: str) -> tuple[dict, dict]:
+    run = next(RUN.glob(f"{method}-*"))
+    pred = next(p for p in map(json.loads, (run / "predictions.jsonl").read_text().splitlines())
+                if p["question_id"] == qid)
+    judged = next(j for j in map(json.loads, (run / "judgments.jsonl").read_text().splitlines())
+                  if j["question_id"] == qid)
+    return pred, judged
+
+
+@pytest.fixture(scope="module")
+def universe(data_dir: Path) -> Universe:
+    return load_universe(str(data_dir), 20)
+
+
+def _regrounded(method: str, qid: str, universe: Universe, version: int) -> tuple[dict, dict]:
+    p, j = _saved(method, qid)
+    return j, checks(p["question"], j["retrieval_type"], j["gold"], j["matching_score"], j["identified_items"],
+                     p["answer"], universe, version)
+
+
+def _f1(j: dict, line: dict, policy: str = "lenient") -> float:
+    return score_question(len(j["gold"]), line["matching_score_grounded"], line["n_pred_grounded"], policy).f1
+
+
+def test_a_zero_cue_answer_naming_three_places_no_longer_scores_as_claiming_nothing(universe: Universe) -> None:
+    # Vanilla, q23-865: gold is empty; the answer lists Karaoke Nights at three places; the judge listed none
+    j, v2 = _regrounded("vanilla", "q23-865", universe, 2)
+    assert j["gold"] == [] and j["identified_items"] == [] and v2["n_pred_grounded"] == 0
+    assert _f1(j, v2) == 1.0  # what version 2 scored: a perfect "nothing to find"
+    _, v3 = _regrounded("vanilla", "q23-865", universe, 3)
+    assert v3["n_pred_grounded"] == 3 and v3["claims_beyond_judge"] == 3
+    assert _f1(j, v3) == 0.0
+
+
+def test_wrong_places_the_judge_left_out_count_against_precision(universe: Universe) -> None:
+    # Vanilla, q16-245: one place credited, two wrong places in the answer the judge did not list
+    j, v2 = _regrounded("vanilla", "q16-245", universe, 2)
+    _, v3 = _regrounded("vanilla", "q16-245", universe, 3)
+    assert v2["matching_score_grounded"] == v3["matching_score_grounded"] == [1.0]  # credit unchanged
+    assert (v2["n_pred_grounded"], v3["n_pred_grounded"]) == (1, 3)
+    assert _f1(j, v2, "harsh") == 1.0 and _f1(j, v3, "harsh") == pytest.approx(0.5)
+    assert _f1(j, v3) == 1.0  # the lenient policy counts at most as many claims as there are gold items
+
+
+def test_an_answer_whose_claims_the_judge_listed_is_scored_as_before(universe: Universe) -> None:
+    # every judged line of the shipped GSW run whose matcher finds no more claims than the judge keeps its count
+    run = next(RUN.glob("gsw-*"))
+    preds = {p["question_id"]: p for p in map(json.loads, (run / "predictions.jsonl").read_text().splitlines())}
+    same = 0
+    for j in map(json.loads, (run / "judgments.jsonl").read_text().splitlines()):
+        p = preds[j["question_id"]]
+        args = (p["question"], j["retrieval_type"], j["gold"], j["matching_score"], j["identified_items"],
+                p["answer"], universe)
+        v2, v3 = checks(*args, 2), checks(*args, 3)
+        if len((v2["deterministic"] or {}).get("identified_items") or []) <= v2["n_pred_grounded"]:
+            assert v3["n_pred_grounded"] == v2["n_pred_grounded"] and v3["claims_beyond_judge"] == 0
+            same += 1
+    assert same >= 30
+
+
+def test_version_3_is_accepted_and_unknown_versions_are_refused() -> None:
+    assert EpBenchProtocol(grounding_version=3).grounding_version == 3
+    with pytest.raises(ValueError, match="grounding_version must be one of"):
+        EpBenchProtocol(grounding_version=4)
