@@ -60,10 +60,12 @@ def measured_ratios(records: list[CallRecord]) -> dict[str, float]:
     return {s: a[0] / a[1] for s, a in acc.items() if a[2] >= MIN_MEASURED and a[1]}
 
 
-def _throughput_table(cfg: DictConfig) -> dict[str, tuple[float, float]]:
-    """model -> (fresh prompt tokens/s, generated tokens/s) of the local models (prices.local_throughput)."""
+def _throughput_table(cfg: DictConfig) -> tuple[str, dict[str, tuple[float, float]]]:
+    """(when it was measured, model -> (fresh prompt tokens/s, generated tokens/s)) of the local
+    models (prices.local_throughput)."""
     table = OmegaConf.to_container(cfg.prices.get("local_throughput") or {}, resolve=True) or {}
-    return {m: (float(v["prompt_tps"]), float(v["generated_tps"])) for m, v in (table.get("models") or {}).items()}
+    rates = {m: (float(v["prompt_tps"]), float(v["generated_tps"])) for m, v in (table.get("models") or {}).items()}
+    return str(table.get("measured", "")), rates
 
 
 def price_records(records: list[CallRecord], prices: dict[str, Price], batch: dict[str, float],
@@ -153,13 +155,13 @@ def estimate(cfg: DictConfig, ratios: dict[str, float] | None = None) -> dict[st
     used = {**recorder.output_ratio, **measured}
     name = str(c.method_cfg.name)
     batch_stages = {"judge"} | ({"index"} if name.startswith(BATCH_INDEX_METHODS) else set())
-    out = price_records(recorder.records, prices, batch, batch_stages, used, frozenset(measured),
-                        _throughput_table(cfg))
+    measured_at, rates = _throughput_table(cfg)
+    out = price_records(recorder.records, prices, batch, batch_stages, used, frozenset(measured), rates)
     out.update({"method": name, "dataset": c.dataset.name, "questions": len(c.questions),
                 "models": {"llm": c.llm.display_name, "index_llm": c.indexer.display_name,
                            "judge": c.judge.display_name, "embedder": c.embedder.display_name},
                 "price_table": str(cfg.prices.version), "batch_stages": sorted(batch_stages),
-                "throughput": str((cfg.prices.get("local_throughput") or {}).get("measured", "")),
+                "throughput": measured_at,
                 "output_ratios": used,
                 "how": model_kind})
     return out

@@ -56,3 +56,15 @@ def run_cli(args: list[str], env: dict[str, str] | None = None, timeout: int = 3
     full_env = {**os.environ, "HYDRA_FULL_ERROR": "0", **(env or {})}
     return subprocess.run([sys.executable, str(ROOT / "run.py"), *args], capture_output=True, text=True,
                           cwd=ROOT, env=full_env, timeout=timeout)
+
+
+def bundled_question(bundle: str, method: str, qid: str) -> tuple[dict, dict]:
+    """(prediction, judgment) of one question in a shipped bundle's run folder (results/BUNDLE)."""
+    import json
+
+    run = next((Path(__file__).resolve().parents[1] / "results" / bundle / "runs").glob(f"*/{method}-*"))
+    pred = next(p for p in map(json.loads, (run / "predictions.jsonl").read_text().splitlines())
+                if p["question_id"] == qid)
+    judged = next(j for j in map(json.loads, (run / "judgments.jsonl").read_text().splitlines())
+                  if j["question_id"] == qid)
+    return pred, judged

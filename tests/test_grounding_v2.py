@@ -4,10 +4,10 @@ the LoCoMo subject, list golds and dates as days). Version 1 stays what the save
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from conftest import bundled_question
 from omegaconf import OmegaConf
 
 from datasets.locomo import LoCoMoLoader
@@ -20,17 +20,6 @@ from evaluation.epbench.universe import Chapter, Universe, load_universe
 from evaluation.runs.upgrade import upgrade_config, upgrade_protocol_description
 
 ROOT = Path(__file__).resolve().parents[1]
-BUNDLES = ROOT / "results"
-
-
-def _saved(bundle: str, method: str, qid: str) -> tuple[dict, dict]:
-    """(prediction, judgment) of one question in a shipped bundle's run folder."""
-    run = next((BUNDLES / bundle / "runs").glob(f"*/{method}-*"))
-    pred = next(p for p in map(json.loads, (run / "predictions.jsonl").read_text().splitlines())
-                if p["question_id"] == qid)
-    judged = next(j for j in map(json.loads, (run / "judgments.jsonl").read_text().splitlines())
-                  if j["question_id"] == qid)
-    return pred, judged
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +28,7 @@ def universe(data_dir: Path) -> Universe:
 
 
 def _regrounded(bundle_method: str, qid: str, universe: Universe, version: int) -> dict:
-    p, j = _saved("epbench20-local", bundle_method, qid)
+    p, j = bundled_question("epbench20-local", bundle_method, qid)
     return checks(p["question"], j["retrieval_type"], j["gold"], j["matching_score"], j["identified_items"],
                   p["answer"], universe, version)
 
@@ -51,7 +40,7 @@ def _regrounded(bundle_method: str, qid: str, universe: Universe, version: int) 
 ])
 def test_audit_event_contents_without_evidence_lose_their_credit(universe: Universe, method: str, qid: str,
                                                                  raw: list[float]) -> None:
-    _, saved = _saved("epbench20-local", method, qid)
+    _, saved = bundled_question("epbench20-local", method, qid)
     assert saved["matching_score"] == raw and saved["matching_score_grounded"] == raw  # what the bundle says
     assert _regrounded(method, qid, universe, 1)["matching_score_grounded"] == raw  # version 1 unchanged
     v2 = _regrounded(method, qid, universe, 2)
@@ -61,7 +50,7 @@ def test_audit_event_contents_without_evidence_lose_their_credit(universe: Unive
 
 def test_audit_misplaced_credit_moves_to_the_item_the_answer_states(universe: Universe) -> None:
     """gsw q11-383: "Henry Reed, the sculptor, ..." credited [0.5, 0] for [Benjamin Green, Henry Reed]."""
-    _, saved = _saved("epbench20-local", "gsw", "q11-383")
+    _, saved = bundled_question("epbench20-local", "gsw", "q11-383")
     assert saved["gold"] == ["Benjamin Green", "Henry Reed"] and saved["matching_score_grounded"] == [0.0, 0.0]
     v2 = _regrounded("gsw", "q11-383", universe, 2)
     assert v2["matching_score_grounded"] == [0.0, 0.5]  # the judge's 0.5, where it belongs
@@ -70,7 +59,7 @@ def test_audit_misplaced_credit_moves_to_the_item_the_answer_states(universe: Un
 
 def test_audit_locomo_answer_about_the_other_speaker_is_not_grounded(data_dir: Path) -> None:
     """embedding_rag q70: "Gina is working on opening a dance studio" for a question about Jon."""
-    p, saved = _saved("locomo-local", "embedding_rag", "conv-30-q70")
+    p, saved = bundled_question("locomo-local", "embedding_rag", "conv-30-q70")
     assert saved["correct"] == 1 and saved["grounded"] is True
     dataset = LoCoMoLoader(str(data_dir), conversations=["conv-30"]).load()
     speakers = speakers_of(dataset.corpora["conv-30"])

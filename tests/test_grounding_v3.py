@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import bundled_question
 
 from evaluation.epbench.matcher import checks
 from evaluation.epbench.protocol import EpBenchProtocol
@@ -17,22 +18,13 @@ from evaluation.epbench.universe import Universe, load_universe
 RUN = Path(__file__).resolve().parents[1] / "results" / "epbench20-local" / "runs" / "epbench20"
 
 
-def _saved(method: str, qid: str) -> tuple[dict, dict]:
-    run = next(RUN.glob(f"{method}-*"))
-    pred = next(p for p in map(json.loads, (run / "predictions.jsonl").read_text().splitlines())
-                if p["question_id"] == qid)
-    judged = next(j for j in map(json.loads, (run / "judgments.jsonl").read_text().splitlines())
-                  if j["question_id"] == qid)
-    return pred, judged
-
-
 @pytest.fixture(scope="module")
 def universe(data_dir: Path) -> Universe:
     return load_universe(str(data_dir), 20)
 
 
 def _regrounded(method: str, qid: str, universe: Universe, version: int) -> tuple[dict, dict]:
-    p, j = _saved(method, qid)
+    p, j = bundled_question("epbench20-local", method, qid)
     return j, checks(p["question"], j["retrieval_type"], j["gold"], j["matching_score"], j["identified_items"],
                      p["answer"], universe, version)
 

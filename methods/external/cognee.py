@@ -16,7 +16,7 @@ from methods.base import IndexCounters, Services
 
 from .base import ExternalMethod
 from .counters import cognee_counters
-from .episodes import DATE_RULES, dated_payload
+from .episodes import date_rule, dated_payload
 
 SEARCH_TYPES = ("HYBRID_COMPLETION", "GRAPH_COMPLETION", "RAG_COMPLETION", "CHUNKS")
 
@@ -38,9 +38,7 @@ class CogneeMethod(ExternalMethod):
             raise ValueError(f"search_type must be one of {SEARCH_TYPES}, not {search_type!r}")
         if on_session_error not in {"record", "fail"}:
             raise ValueError("on_session_error must be 'record' (count it, go on) or 'fail' (stop the index)")
-        if episode_dates not in DATE_RULES:
-            raise ValueError(f"episode_dates must be one of {DATE_RULES}, not {episode_dates!r}")
-        self.episode_dates = episode_dates
+        self.episode_dates = date_rule(episode_dates)
         self._settings: dict[str, Any] = {"search_type": search_type, "top_k": top_k,
                                           "on_session_error": on_session_error, "episode_dates": episode_dates}
         # None = the package default (cognee sends no max_tokens: the proxy's llm.max_tokens applies)

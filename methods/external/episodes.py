@@ -88,10 +88,16 @@ def text_date(text: str) -> datetime | None:
         return None
 
 
-def reference_time(unit: Unit, dates: str = "text") -> tuple[datetime, str]:
-    """(when the unit happened, where that came from: 'unit', 'text' or 'synthetic')."""
+def date_rule(dates: str) -> str:
+    """`dates` if it is one of DATE_RULES (a method checks it when built, before any call)."""
     if dates not in DATE_RULES:
         raise ValueError(f"episode_dates must be one of {DATE_RULES}, not {dates!r}")
+    return dates
+
+
+def reference_time(unit: Unit, dates: str = "text") -> tuple[datetime, str]:
+    """(when the unit happened, where that came from: 'unit', 'text' or 'synthetic')."""
+    date_rule(dates)
     parsed = parse_time(unit.timestamp)
     if parsed is not None:
         return parsed, "unit"

@@ -17,7 +17,7 @@ from methods.base import IndexCounters, Services
 
 from .base import ExternalMethod
 from .counters import graphiti_counters
-from .episodes import DATE_RULES, dated_payload, is_dialogue
+from .episodes import date_rule, dated_payload, is_dialogue
 
 SOURCES = ("auto", "message", "text")
 STRUCTURED = ("json_schema", "json_object")
@@ -47,10 +47,8 @@ class GraphitiMethod(ExternalMethod):
             raise ValueError(f"structured_output must be one of {STRUCTURED}, not {structured_output!r}")
         if on_episode_error not in {"record", "fail"}:
             raise ValueError("on_episode_error must be 'record' (count it, go on) or 'fail' (stop the index)")
-        if episode_dates not in DATE_RULES:
-            raise ValueError(f"episode_dates must be one of {DATE_RULES}, not {episode_dates!r}")
         self.episode_source = episode_source
-        self.episode_dates = episode_dates
+        self.episode_dates = date_rule(episode_dates)
         self._settings: dict[str, Any] = {
             "num_results": num_results, "episode_source": episode_source,
             "structured_output": structured_output, "max_coroutines": max_coroutines,
