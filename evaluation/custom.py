@@ -85,6 +85,7 @@ def grounded_fields(kind: str, question: str, gold: list[str], answer: str, j: d
 class CustomProtocol(Protocol):
     name = "custom"
     version = "1"
+    current_grounding = max(GROUNDING_VERSIONS)
 
     def __init__(self, policy: str = "lenient", resamples: int = 1000, seed: int = 0, credit: str = "raw",
                  grounding_version: int = 2):

@@ -43,6 +43,10 @@ class Protocol(ABC):
     # Whether gold answers are spans of the source text (EpBench's names, places and dates), so
     # that a context can be checked for them; LoCoMo's and LongMemEval's free-text answers are not.
     gold_strings_in_text: bool = False
+    # The grounding version a new run is scored under, where the protocol has versions: a run
+    # scored under an older one is flagged by `memeval health` (judge_grounding), since each
+    # version closed a way a local judge inflated credit. None: the protocol has no versions.
+    current_grounding: int | None = None
 
     @classmethod
     def answer_examples(cls, settings: dict[str, Any]) -> tuple[str, ...]:

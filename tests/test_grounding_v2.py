@@ -248,12 +248,13 @@ def test_custom_list_answers_get_the_model_free_matcher() -> None:
     assert r.matching_score == [0.0] and r.refusal
 
 
-def test_format_0_configs_mean_version_1_and_the_shipped_configs_version_2() -> None:
-    for name, target in (("epbench20", "evaluation.epbench.protocol.EpBenchProtocol"),
-                         ("locomo", "evaluation.conversations.locomo.LoCoMoProtocol"),
-                         ("custom", "evaluation.custom.CustomProtocol")):
+def test_format_0_configs_mean_version_1_and_the_shipped_configs_the_current_version() -> None:
+    # EpBench's current version is 3 (tests/test_grounding_v3.py), the others' 2
+    for name, target, current in (("epbench20", "evaluation.epbench.protocol.EpBenchProtocol", 3),
+                                  ("locomo", "evaluation.conversations.locomo.LoCoMoProtocol", 2),
+                                  ("custom", "evaluation.custom.CustomProtocol", 2)):
         shipped = OmegaConf.load(ROOT / "conf" / "dataset" / f"{name}.yaml")
-        assert shipped.protocol.grounding_version == 2
+        assert shipped.protocol.grounding_version == current
         old = {"dataset": {"protocol": {"_target_": target}}}
         assert upgrade_config(old).dataset.protocol.grounding_version == 1
         assert upgrade_config({**old, "run_format": 1}).dataset.protocol.get("grounding_version") is None

@@ -130,6 +130,7 @@ def _mean(values: list[float]) -> float:
 class LoCoMoProtocol(Protocol):
     name = "locomo"
     version = "1"
+    current_grounding = max(GROUNDING_VERSIONS)
     answer_prompt_examples = EXAMPLES[2]  # the shipped prompt's; a run's own: answer_examples(its settings)
 
     @classmethod

@@ -34,10 +34,11 @@ class EpBenchProtocol(Protocol):
     name = "epbench"
     version = "2"
     gold_strings_in_text = True  # the gold items are the book's names, places, dates and events
+    current_grounding = 3  # 3: precision counts the claims the matcher finds (a small judge lists only those it credits)
 
     def __init__(self, policy: str = "lenient", resamples: int = 1000, seed: int = 0,
                  credit: str = "raw", judge_mode: str = "one_pass", data_dir: str | None = None,
-                 book: int | None = None, judge_version: int = 2, grounding_version: int = 2,
+                 book: int | None = None, judge_version: int = 2, grounding_version: int = 3,
                  pr_convention: str | None = "defined_only", order_judge_version: int = 2):
         """`pr_convention` None: a run configured before the setting (defined_only, unnamed in its
         metrics); `order_judge_version` 1: the order judge that saw the answer (order.py)."""

@@ -8,7 +8,10 @@
 - false_accept: the judge's false-accept rate on known-wrong answers where a calibration was
   measured (metrics.json `judge_calibration.false_accept_rate`, the run's judge_check.json, or
   the committed calibration of its judge, evaluation/calibration.py);
-  otherwise "not measured".
+  otherwise "not measured";
+- grounding: how many grounding versions the run's scoring is behind its protocol's current one
+  (`Protocol.current_grounding`): each version closed a way a local judge inflated credit, so
+  an older run's numbers are not comparable with a new one's until it is judged again.
 """
 
 from __future__ import annotations
@@ -63,8 +66,25 @@ def _read(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
+def grounding_check(metrics: dict[str, Any], current: int | None, limits: dict[str, Any]) -> Check:
+    """The run's grounding version against the protocol's current one (metrics.json provenance)."""
+    prov = metrics.get("provenance") if isinstance(metrics.get("provenance"), dict) else {}
+    proto = prov.get("protocol") if isinstance(prov.get("protocol"), dict) else {}
+    version = proto.get("grounding_version")
+    if current is None or not isinstance(version, int):
+        return not_measured("judge_grounding", SCOPE, limits, "the protocol has no grounding versions")
+    behind = max(current - version, 0)
+    if not behind:
+        return check("judge_grounding", SCOPE, 0, limits, f"scored under grounding version {version}, the current one")
+    return check("judge_grounding", SCOPE, behind, limits,
+                 f"scored under grounding version {version}, {behind} behind the current {current}: "
+                 f"run it again with dataset.protocol.grounding_version={current} (its answers and the judge's "
+                 "calls come from the cache) before comparing it with a new run")
+
+
 def judge_checks(run: Path, metrics: dict[str, Any], judgments: list[dict[str, Any]],
-                 judge_called: Callable[[dict[str, Any]], bool], th: dict[str, Any]) -> list[Check]:
+                 judge_called: Callable[[dict[str, Any]], bool], th: dict[str, Any],
+                 current_grounding: int | None = None) -> list[Check]:
     k, n_items, against = kappa_of(metrics, judgments, judge_called)
     limits = th["kappa"]
     if k is None:
@@ -84,4 +104,5 @@ def judge_checks(run: Path, metrics: dict[str, Any], judgments: list[dict[str, A
     else:
         out.append(check("judge_false_accepts", SCOPE, round(rate, 4), th["false_accept"],
                          f"false-accept rate {rate:.2f} ({source})"))
+    out.append(grounding_check(metrics, current_grounding, th.get("grounding", {"warn": 0})))
     return out

@@ -64,5 +64,6 @@ def check_run(run: Path, thresholds: dict[str, Any], index: dict[str, Any] | Non
               *context_checks(predictions, metrics, markers, proto.gold_strings_in_text, corpus_units(run),
                               thresholds["context"]),
               *answer_checks(predictions, prompt_examples(run), thresholds["answer"]),
-              *judge_checks(run, metrics, judgments, proto.judge_called, thresholds["judge"])]
+              *judge_checks(run, metrics, judgments, proto.judge_called, thresholds["judge"],
+                           proto.current_grounding)]
     return Health(checks)

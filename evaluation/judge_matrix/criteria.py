@@ -2,8 +2,9 @@
 
 Four ways to decide whether a saved answer is right, from the strictest to the most generous:
 
-- `strict`: this project's credit: the run's own protocol judge, then grounding version 2 (no
-  credit the answer gives no evidence for), as a run's headline with grounded credit scores it;
+- `strict`: this project's credit: the run's own protocol judge, then its protocol's current
+  grounding version (no credit the answer gives no evidence for; EpBench 3, the conversations 2),
+  as a new run's headline with grounded credit scores it;
 - `per_type`: one rule per kind of question, in the manner of LongMemEval's official evaluation
   (temporal answers tolerate an off-by-one count, a knowledge update needs the latest value,
   preference answers are graded against a rubric, unanswerable questions need a refusal);
@@ -18,7 +19,7 @@ with the CORRECT/WRONG verdict schema the LoCoMo judge uses.
 from __future__ import annotations
 
 CRITERIA = {
-    "strict": "the project's strict grounded credit (the run's judge, then grounding version 2)",
+    "strict": "the project's strict grounded credit (the run's judge, then its protocol's current grounding version)",
     "per_type": "one rule per question type, in the manner of LongMemEval's evaluation",
     "generous": "a topic match: the reply is on the right subject, in the manner of vendor harnesses",
     "model_free": "no model: EpBench's matcher, the conversations' grounding check",

@@ -2,7 +2,7 @@
 
 Each run folder is read as the score stage reads it (its config through the upgrade module);
 its answers are judged again by one judge for all runs, so the criteria differ and nothing else.
-The `strict` criterion is the run's own protocol with grounding version 2 and grounded credit,
+The `strict` criterion is the run's own protocol at its current grounding version, grounded credit,
 whose judge calls are the run's own (free when its calls are in the cache); the LLM criteria
 (criteria.py) make one call per answer, cached like every call; `model_free` makes none. A
 method's score under a criterion is its mean per-question score over the questions every run
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hydra.utils import instantiate
+from hydra.utils import get_class, instantiate
 from omegaconf import DictConfig
 
 from datasets.types import Dataset, Question
@@ -41,19 +41,20 @@ class RunInput:
     path: Path
     label: str
     dataset: Dataset
-    protocol: Protocol  # the strict criterion's: grounding version 2, grounded credit
+    protocol: Protocol  # the strict criterion's: the current grounding version, grounded credit
     family: Family
     predictions: list[dict[str, Any]]
     questions: dict[str, Question] = field(default_factory=dict)
 
 
 def strict_protocol(cfg: DictConfig) -> Protocol:
-    """The run's protocol with the project's strict credit (grounding version 2 where it has one)."""
+    """The run's protocol with the project's strict credit (its current grounding version where it has one)."""
     node = cfg.dataset.protocol
     if "credit" in node:
         node.credit = "grounded"
-    if "grounding_version" in node:
-        node.grounding_version = 2
+    current = get_class(str(node._target_)).current_grounding
+    if "grounding_version" in node and current is not None:
+        node.grounding_version = current
     return instantiate(node)
 
 
