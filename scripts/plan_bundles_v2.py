@@ -26,7 +26,7 @@ from harness.estimate import compose, estimate  # noqa: E402
 
 ROLES = ["llm=local", "judge=local"]  # answering and judging: the 1.5B (docs/BUNDLES_V2.md, measured)
 INDEX_1_5B = ["llm_index=local"]  # the vendors need it (issue 28); the graph packages are least unhealthy with it
-INDEX_0_5B = ["llm_index=local_small"]  # GSW's and SEEM's priced alternative: not yet measured at 1.5B
+INDEX_0_5B = ["llm_index=local_small"]  # GSW's and SEEM's priced alternative (the 3-chapter probes chose the 1.5B)
 # (label, method, overrides): a label prices one method under another configuration
 METHODS = [
     ("vanilla", "vanilla", []), ("embedding_rag", "embedding_rag", []),
