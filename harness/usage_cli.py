@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("run_dir", type=Path)
     a = ap.parse_args(argv)
     run = RunFolder(a.run_dir)
-    if not (run / "usage.jsonl").exists():
+    if not run.has("usage.jsonl"):
         print(f"error: {run / 'usage.jsonl'} does not exist (runs from before the usage journal "
               "have only usage.json)", file=sys.stderr)
         return 2

@@ -120,6 +120,34 @@ def test_export_layout_and_verify_passes_without_any_request(made, monkeypatch) 
     assert server.count() == before, "verify sent a request to the model server"
 
 
+def test_large_jsonl_files_ship_packed_and_read_as_the_plain_ones(made, tmp_path, monkeypatch) -> None:
+    """A run's JSONL file over the size bound ships as NAME.jsonl.xz, and the readers above the
+    run folder (run loading, health, the facts in NOTES.md, the explorer that verify rebuilds)
+    see the same rows as from the plain file."""
+    import cli.bundle.export as export_mod
+    from evaluation.runs.folder import RunFolder
+    from evaluation.runs.scored import load_run
+
+    _, tmp, plain = made
+    monkeypatch.setattr(export_mod, "PACK_MIN_BYTES", 0)  # every JSONL file is "large"
+    runs = sorted((tmp / "runs" / "epbench20").iterdir())
+    packed = export_bundle(runs, "packed", out_root=tmp_path, log=lambda *_: None)
+    files = json.loads((packed / "manifest.json").read_text())["files"]
+    for rel in (_run_rel(packed, "seem"), _run_rel(packed, "embedding_rag")):
+        for name in ("predictions.jsonl", "judgments.jsonl", "usage.jsonl"):
+            assert f"{rel}/{name}.xz" in files and f"{rel}/{name}" not in files, (rel, name)
+            assert RunFolder(packed / rel).read_jsonl(name) == RunFolder(plain / rel).read_jsonl(name)
+        a, b = load_run(packed / rel), load_run(plain / rel)
+        assert a.predictions == b.predictions and a.judgments == b.judgments and a.predictions
+    notes = lambda b: (b / "NOTES.md").read_text().split("<!-- run facts:")[1]  # noqa: E731
+    assert notes(packed) == notes(plain)
+    rc, out = _verify(packed)
+    assert rc == 0, out
+    assert "explorer: explorer/ is current" in out
+    again = export_bundle([packed / _run_rel(packed, "seem")], "again", out_root=tmp_path, log=lambda *_: None)
+    assert f"{_run_rel(again, 'seem')}/predictions.jsonl.xz" in json.loads((again / "manifest.json").read_text())["files"]
+
+
 def test_verify_fails_when_a_metrics_json_is_edited(made, tmp_path) -> None:
     bundle = _copy(made[2], tmp_path)
     rel = f"{_run_rel(bundle, 'embedding_rag')}/metrics.json"

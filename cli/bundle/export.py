@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import lzma
 import shutil
 import subprocess
 import tempfile
@@ -27,6 +28,7 @@ from evaluation.bundle.manifest import (
     secret_leaks,
     sha256_file,
 )
+from evaluation.runs.folder import PACKED, artifact
 from harness.versions import package_versions
 from model_access.cache import ResponseCache
 from model_access.cache_cli import export as export_calls
@@ -39,6 +41,10 @@ RUN_SKIP = {"run.log", ".lock"}  # a log of local paths and a lock file: nothing
 INDEX_TEXT = {".json", ".jsonl", ".txt", ".dot", ".md", ".graphml", ".csv", ".tsv", ".yaml", ".yml"}
 INDEX_MAX_BYTES = 1_000_000
 NOTES = "NOTES.md"  # a larger index file is a matrix or a table dump, not for reading
+# A run's JSONL artifact of this size or more ships packed (NAME.jsonl.xz, read by RunFolder as
+# NAME.jsonl): contexts repeat across questions, which xz's large window finds and gzip's 32 kB
+# window does not (an EpBench-20 vanilla predictions.jsonl at n = 200: 10.5 MB, gzip 3.6 MB, xz 37 kB).
+PACK_MIN_BYTES = 500_000
 
 
 class BundleError(RuntimeError):
@@ -115,7 +121,7 @@ def _bundle_paths(runs: list[Path]) -> dict[Path, str]:
     """runs/<dataset>/<run folder name> for each run; two runs may not share one."""
     out: dict[Path, str] = {}
     for run in runs:
-        missing = [f for f in REQUIRED if not (run / f).is_file()]
+        missing = [f for f in REQUIRED if not artifact(run / f).is_file()]
         if missing:
             raise BundleError(f"{run} is not a finished run folder: no {', '.join(missing)}")
         dataset = json.loads((run / "meta.json").read_text()).get("dataset") or run.parent.name
@@ -136,7 +142,7 @@ def _copy_run(res: Rerun, rel: str, stage: Path, skipped: list[dict[str, Any]]) 
     target.mkdir(parents=True)
     for f in sorted(res.run.iterdir()):
         if f.is_file() and f.name not in RUN_SKIP and not f.name.startswith("."):
-            shutil.copy2(f, target / f.name)
+            _copy_file(f, target)
         elif f.is_dir():  # wandb/ (offline W&B files): the run folder's own artifacts say it all
             skipped.append({"path": f"{rel}/{f.name}/", "bytes": _size(f), "reason": "W&B/tracking folder"})
     index_rel = None
@@ -155,6 +161,17 @@ def _copy_run(res: Rerun, rel: str, stage: Path, skipped: list[dict[str, Any]]) 
             "run_git_commit": meta.get("git_commit"), "calls": len(res.keys),
             "keys": keys.relative_to(stage).as_posix(), "index_artifacts": index_rel,
             "export_replay_seconds": round(res.seconds, 1)}
+
+
+def _copy_file(f: Path, target: Path) -> None:
+    """One run file into the bundle: a large JSONL file packed (the same bytes for the same file,
+    so a re-export is identical), anything else as it is."""
+    if f.suffix == ".jsonl" and f.stat().st_size >= PACK_MIN_BYTES:
+        (target / (f.name + PACKED)).write_bytes(lzma.compress(f.read_bytes(), preset=6))
+    elif f.suffix == PACKED and (f.with_suffix("")).exists():
+        return  # both copies: the plain one is packed above
+    else:
+        shutil.copy2(f, target / f.name)
 
 
 def _copy_index(src: Path, dst: Path, rel: str, skipped: list[dict[str, Any]]) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from ..runs.folder import read_jsonl_file
 from ..runs.health_file import read_health
 from ..runs.index_usage import read_index_usage
 
@@ -25,13 +26,6 @@ SKIP_COUNTS = ("seconds", "resumed", "mode", "loaded_from_store")  # timings and
 
 def _json(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-
-
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    """Rows of a finished run's JSONL file, read only (a bundle's files are never rewritten)."""
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def _calls(usage: dict[str, Any], stage: str) -> tuple[int, int]:
@@ -71,7 +65,7 @@ def facts(run: Path) -> dict[str, Any]:
     run = Path(run)
     meta, usage = _json(run / "meta.json"), _json(run / "usage.json")
     index, metrics = _json(run / "index.json"), _json(run / "metrics.json")
-    preds = _jsonl(run / "predictions.jsonl")
+    preds = read_jsonl_file(run / "predictions.jsonl")  # plain or packed
     corpora = index.get("corpora") or []
     failures: dict[str, int] = {}
     counts: dict[str, int] = {}

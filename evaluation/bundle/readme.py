@@ -84,9 +84,14 @@ def render(bundle: Path, manifest: dict[str, Any]) -> str:
               "gold more than one judged wrong). High agreement says the judge credits roughly what "
               "the answer text supports; low agreement says its scores should not be read alone. It "
               "is consistency with a simple check, not accuracy against human labels (that is "
-              "`python -m evaluation.judge_check`).",
-              "- With a few dozen questions per run the bootstrap intervals are wide; small differences "
-              "between methods are not evidence.", "", "## Data and licences", ""]
+              "`python -m evaluation.judge_check`)."]
+    if min((int(f["meta"].get("n_questions") or 0) for f in facts), default=0) < 100:
+        lines.append("- With a few dozen questions per run the bootstrap intervals are wide; small differences "
+                     "between methods are not evidence.")
+    else:
+        lines.append("- A difference between two methods counts only when the paired table calls it "
+                     "significant; the report prints the smallest difference the question count can detect.")
+    lines += ["", "## Data and licences", ""]
     for fam in sorted({family(str(f["meta"].get("dataset"))) for f in facts}):
         lines.append(f"- {LICENCES.get(fam, 'your own data (custom dataset): its licence is yours to state')}")
     versions = sorted({str(f["meta"].get("data_version")) for f in facts})
@@ -97,7 +102,9 @@ def render(bundle: Path, manifest: dict[str, Any]) -> str:
               "judgments.jsonl). Those excerpts stay under the dataset's licence.", "",
               "## Layout", "",
               "- `runs/<dataset>/<run>/`: the run folders as written by `run.py` (config.yaml, meta.json, "
-              "index.json, predictions.jsonl, judgments.jsonl, metrics.json, usage.json(l), results.md).",
+              "index.json, predictions.jsonl, judgments.jsonl, metrics.json, usage.json(l), results.md). A "
+              "JSONL file of 0.5 MB or more ships packed as `NAME.jsonl.xz` (contexts repeat across "
+              "questions); the project's commands read it as `NAME.jsonl`, and `xzcat` prints it.",
               "- `indexes/<index folder>/`: the methods' readable index artifacts, rebuilt from the bundled "
               "calls during export (`python -m methods.gsw.render` / `methods.seem.render` read them).",
               f"- `{CALLS}`: every model call behind the runs, one JSON line each "

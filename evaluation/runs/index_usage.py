@@ -144,7 +144,7 @@ def _this_run(run: Path) -> IndexUsage:
     """The run's own index-stage calls: of its usage.jsonl invocations (every session the run
     folder saw) the one with the most, else usage.json's (its last invocation)."""
     sessions: dict[str, IndexUsage] = {}
-    for row in RunFolder(run).read_jsonl("usage.jsonl") if (run / "usage.jsonl").exists() else []:
+    for row in RunFolder(run).read_jsonl("usage.jsonl"):
         if row.get("stage") != "index" or "model" not in row:
             continue
         u = sessions.setdefault(str(row.get("inv")), IndexUsage(source="this run"))

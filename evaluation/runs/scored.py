@@ -13,7 +13,7 @@ from hydra.errors import InstantiationException
 
 from ..presentation import Presentation
 from ..protocol import Protocol
-from .folder import RunFolder
+from .folder import RunFolder, artifact
 from .health_file import Health, read_health
 from .index_usage import IndexUsage, read_index_usage
 from .presentation import presentation_for
@@ -166,7 +166,7 @@ def load_run(path: Path) -> Run:
     """A run folder with metrics.json (i.e. scored); a clear error otherwise."""
     path = Path(path)
     for name in ("meta.json", "metrics.json", "predictions.jsonl"):
-        if not (path / name).exists():
+        if not artifact(path / name).exists():
             raise ReportError(f"{path} is not a scored run folder (no {name}); run it to the score stage "
                               f"or `python -m evaluation.rescore {path}`")
     folder = RunFolder(path)

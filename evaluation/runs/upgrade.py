@@ -327,7 +327,7 @@ def question_diagnostics(run: Path) -> dict[str, dict[str, Any]]:
     from .folder import RunFolder
 
     folder = RunFolder(Path(run))
-    if (folder / "diagnostics.jsonl").exists():
+    if folder.has("diagnostics.jsonl"):
         return {r["question_id"]: {k: r.get(k) for k in DIAGNOSTIC_KEYS}
                 for r in folder.read_jsonl("diagnostics.jsonl")}
     return {j["question_id"]: {k: j[k] for k in DIAGNOSTIC_KEYS if k in j}
