@@ -27,13 +27,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from evaluation.explore import build_site  # noqa: E402
+from evaluation.runs.folder import read_jsonl_file  # noqa: E402
 
 TEMPLATES = ROOT / "results" / "locomo-local" / "runs" / "locomo"
 PAGE = 100  # rows the table draws at a time (assets/core.js)
 
 
 def _jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return read_jsonl_file(path)  # plain or a bundle's packed copy
 
 
 def synthetic_runs(root: Path, n_questions: int, n_methods: int) -> list[Path]:

@@ -14,7 +14,6 @@ accept a pair difflib rejects. A switch pays only when it is faster and decides 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Callable
@@ -25,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from evaluation.epbench import grounding  # noqa: E402
 from evaluation.epbench.matcher import checks  # noqa: E402
 from evaluation.epbench.universe import load_universe  # noqa: E402
+from evaluation.runs.folder import read_jsonl_file  # noqa: E402
 
 Pair = tuple[str, str]
 
@@ -58,7 +58,7 @@ def collect_pairs(bundle: Path, data_dir: Path) -> tuple[list[Pair], int]:
 
 
 def _jsonl(path: Path) -> list[dict]:
-    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    return read_jsonl_file(path)  # plain or a bundle's packed copy
 
 
 def _book(config: Path) -> int | None:

@@ -9,7 +9,6 @@ so that a subset rerun and the full run it repeats are compared on the same ques
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -17,11 +16,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evaluation.health.answer import copied_example  # noqa: E402
 from evaluation.health.run import prompt_examples  # noqa: E402
+from evaluation.runs.folder import read_jsonl_file  # noqa: E402
 
 
 def _predictions(run: Path) -> list[dict]:
-    lines = (run / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.loads(x) for x in lines if x.strip()]
+    return read_jsonl_file(run / "predictions.jsonl")  # plain or a bundle's packed copy
 
 
 def main(argv: list[str] | None = None) -> int:
