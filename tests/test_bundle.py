@@ -41,10 +41,17 @@ def made(tmp_path_factory) -> Iterator[tuple[ScriptedServer, Path, Path]]:
         runs = sorted(str(p) for p in (tmp / "runs" / "epbench20").iterdir())
         import subprocess
 
+        export = [sys.executable, "-m", "evaluation.bundle", "export", *runs, "--name", "scripted",
+                  "--out", str(tmp / "results"), "--notes", str(tmp / "notes.md")]
         (tmp / "notes.md").write_text("# Build notes\n\nGraphRAG was not run: example gap.\n")
-        done = subprocess.run([sys.executable, "-m", "evaluation.bundle", "export", *runs, "--name", "scripted",
-                               "--out", str(tmp / "results"), "--notes", str(tmp / "notes.md")],
-                              capture_output=True, text=True, cwd=ROOT, timeout=300)
+        done = subprocess.run(export, capture_output=True, text=True, cwd=ROOT, timeout=300)
+        # the scripted answers never find their gold: both runs fail gold_unit_recall, and notes
+        # that do not say why stop the export before any replay
+        assert done.returncode == 2 and "embedding_rag gold_unit_recall, seem gold_unit_recall" in done.stderr
+        assert not (tmp / "results" / "scripted").exists()
+        (tmp / "notes.md").write_text("# Build notes\n\nGraphRAG was not run: example gap.\n\n"
+                                      "- embedding_rag and seem fail `gold_unit_recall`: scripted replies.\n")
+        done = subprocess.run(export, capture_output=True, text=True, cwd=ROOT, timeout=300)
         assert done.returncode == 0, done.stdout + done.stderr[-3000:]
         yield server, tmp, tmp / "results" / "scripted"
 
@@ -97,6 +104,9 @@ def test_export_layout_and_verify_passes_without_any_request(made, monkeypatch) 
     assert "example gap" in notes  # the hand-written notes, then the facts the export generated
     assert notes.index("example gap") < notes.index("<!-- run facts:") < notes.index("<!-- end of run facts -->")
     assert "| seem | 2 |" in notes and "Judge failures: none in any run." in notes
+    table = notes.split("### Health of every run")[1]  # generated: a row per check, a column per run
+    assert "| scope | check | threshold | embedding_rag | seem |" in table and "| context | gold_unit_recall |" in table
+    assert "no reason for" not in notes
     # the index folder's own usage record travels with the bundle (written by the export's replay,
     # which rebuilt the index from the cache), so the report shows SEEM's index build
     record = json.loads((bundle / seem["index_artifacts"] / "index_usage.json").read_text())
@@ -131,7 +141,7 @@ def test_large_jsonl_files_ship_packed_and_read_as_the_plain_ones(made, tmp_path
     _, tmp, plain = made
     monkeypatch.setattr(export_mod, "PACK_MIN_BYTES", 0)  # every JSONL file is "large"
     runs = sorted((tmp / "runs" / "epbench20").iterdir())
-    packed = export_bundle(runs, "packed", out_root=tmp_path, log=lambda *_: None)
+    packed = export_bundle(runs, "packed", out_root=tmp_path, log=lambda *_: None, notes=tmp / "notes.md")
     files = json.loads((packed / "manifest.json").read_text())["files"]
     for rel in (_run_rel(packed, "seem"), _run_rel(packed, "embedding_rag")):
         for name in ("predictions.jsonl", "judgments.jsonl", "usage.jsonl"):
@@ -144,7 +154,10 @@ def test_large_jsonl_files_ship_packed_and_read_as_the_plain_ones(made, tmp_path
     rc, out = _verify(packed)
     assert rc == 0, out
     assert "explorer: explorer/ is current" in out
-    again = export_bundle([packed / _run_rel(packed, "seem")], "again", out_root=tmp_path, log=lambda *_: None)
+    again = export_bundle([packed / _run_rel(packed, "seem")], "again", out_root=tmp_path, log=lambda *_: None,
+                          allow_unexplained=True)  # no notes: the fail is listed as unexplained
+    assert "no reason for** (exported with `--allow-unexplained-fails`): seem gold_unit_recall" \
+        in (again / "NOTES.md").read_text()
     assert f"{_run_rel(again, 'seem')}/predictions.jsonl.xz" in json.loads((again / "manifest.json").read_text())["files"]
 
 

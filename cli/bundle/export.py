@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from evaluation.bundle import facts, readme
+from evaluation.bundle import explained, facts, readme
 from evaluation.bundle.manifest import (
     CALLS,
     FORMAT,
@@ -54,16 +54,26 @@ class BundleError(RuntimeError):
 def export_bundle(runs: list[Path], name: str, out_root: Path = Path("results"), cache: Path | None = None,
                   cache_backend: str | None = None, data_dir: Path | None = None,
                   reference: Path | None = None, force: bool = False, log: Any = print,
-                  notes: Path | None = None) -> Path:
+                  notes: Path | None = None, allow_unexplained: bool = False) -> Path:
     """Write results/<name>/ from `runs`; returns its path. Raises BundleError, naming each failing run.
     `notes` (Markdown: what was measured while building, what broke and how it was fixed) ships as
     NOTES.md, covered by the manifest like every other file. NOTES.md always carries the run facts
     (empty contexts, failures, counts) generated from the bundled run folders
-    (evaluation/bundle/facts.py), in place of the previous generated block or after the notes."""
+    (evaluation/bundle/facts.py), in place of the previous generated block or after the notes, and
+    the health table; a failed check the notes give no reason for stops the export before any
+    replay (evaluation/bundle/explained.py) unless `allow_unexplained`."""
     dest = out_root / name
     if dest.exists() and not force:
         raise BundleError(f"{dest} exists (pass --force to replace it)")
     rels = _bundle_paths(runs)
+    hand = notes.read_text(encoding="utf-8") if notes is not None else f"# Build notes: `{name}`\n"
+    missing = explained.unexplained(hand, runs)  # before any replay: the runs' own health.json
+    if missing and not allow_unexplained:
+        raise BundleError(
+            f"not exported: the notes give no reason for {len(missing)} failed health check(s): "
+            f"{', '.join(missing)}. Write, in --notes, a paragraph or list item per check naming the "
+            "method and the check and saying why the fail stands (or what mends it), or pass "
+            "--allow-unexplained-fails to ship them listed as unexplained")
     values = ResponseCache(None)  # every call the replays read, whichever cache held it
     with tempfile.TemporaryDirectory(prefix="memeval-export-") as tmp:
         work, stage = Path(tmp), Path(tmp) / "bundle"
@@ -92,8 +102,8 @@ def export_bundle(runs: list[Path], name: str, out_root: Path = Path("results"),
             "calls": {"file": CALLS, "entries": n_calls, "sha256": sha256_file(stage / CALLS)},
             "skipped": skipped, "notes": NOTES,
         }
-        hand = notes.read_text(encoding="utf-8") if notes is not None else f"# Build notes: `{name}`\n"
-        generated = facts.section([stage / rels[r] for r in runs])
+        staged = [stage / rels[r] for r in runs]
+        generated = facts.section(staged, explained.health_lines(staged, missing))
         (stage / NOTES).write_text(facts.merge(hand, generated), encoding="utf-8")
         (stage / "README.md").write_text(readme.render(stage, manifest), encoding="utf-8")
         leaks = secret_leaks(stage)

@@ -114,9 +114,9 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def section(runs: list[Path]) -> str:
+def section(runs: list[Path], extra: list[str] | None = None) -> str:
     """The generated block of NOTES.md: the table, then one line per kind of fact, so no hand-typed
-    sentence has to say "none" or repeat a count."""
+    sentence has to say "none" or repeat a count; `extra` lines (the health table) close it."""
     rows = [facts(r) for r in runs]
     lines = [BEGIN, "", "## Run facts (generated from the run folders)", "", *table(rows), ""]
     empty = [f"{f['method']} {f['empty']} of {f['n']} ({', '.join(f['empty_ids'][:5])}"
@@ -144,7 +144,7 @@ def section(runs: list[Path]) -> str:
         lines.append("- Health (`memeval health`): " + "; ".join(health) + ".")
     if unchecked:
         lines.append(f"- Health not checked: {', '.join(unchecked)}.")
-    return "\n".join([*lines, "", END])
+    return "\n".join([*lines, *(extra or []), "", END])
 
 
 def _setup_lines(rows: list[dict[str, Any]]) -> list[str]:
