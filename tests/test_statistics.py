@@ -209,6 +209,10 @@ def test_a_two_conversation_report_pairs_by_conversation_and_weights_a_subset(tm
     assert float(row.split(" | ")[5]) > 0.28  # conversation draws: std ~0.354 (questions would give ~0.177)
     assert "whole conversations (a cluster bootstrap over 2 conversations)" in text
     assert "| gsw | 0.750 ± " in text.split("weighted by population share")[1]
+    # the paired table compares per-question means (+0.5); the weighted difference under it is
+    # 0.75 (category 1: +1 at weight 0.75, category 4: 0), constant within each stratum: std 0
+    assert row.split(" | ")[4] == "+0.500"
+    assert "Weighted by population share (category;" in text and "gsw +0.750 ± 0.000 (MDE 0.000)" in text
 
 
 # -- the audit file and the loader ----------------------------------------------------------

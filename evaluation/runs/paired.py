@@ -3,7 +3,9 @@
 One place for what the report's and compare's paired tables share: the resampling unit (the
 reference's, from metrics.json `statistics`: a cluster bootstrap over LoCoMo conversations when
 its intervals are), Holm's correction across the table's methods, and the minimum detectable
-difference at the run's n printed under the table.
+difference at the run's n printed under the table. A subset drawn stratified from a larger
+population (EpBench's cue buckets) gets the population-weighted difference beside it: the
+headline the paper reports is weighted, so its detectable difference is the one a reader needs.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..stats import holm, min_detectable_difference, paired_difference
+from ..stats import holm, min_detectable_difference, paired_difference, stratified_mean
 from .scored import Run
 
 ALPHA, POWER = 0.05, 0.8
@@ -28,10 +30,27 @@ def paired_differences(runs: list[Run], reference: Run,
     ref = scores(reference)
     out = [(r, paired_difference(scores(r), ref, clusters=clusters))
            for r in runs if r.path.resolve() != reference.path.resolve()]
-    for (_, d), p in zip(out, holm([d["p_two_sided"] for _, d in out]), strict=True):
+    for (r, d), p in zip(out, holm([d["p_two_sided"] for _, d in out]), strict=True):
         d["p_holm"] = p
         d["mde"] = min_detectable_difference(d["diff_std"], ALPHA, POWER)
+        weighted = _weighted(scores(r), ref, reference)
+        if weighted is not None:
+            d["weighted"] = weighted
     return out
+
+
+def _weighted(a: dict[str, float], b: dict[str, float], reference: Run) -> dict[str, Any] | None:
+    """The paired difference weighted by population share (the reference's metrics.json
+    `stratified` weights), resampled within each stratum as the subset was drawn; None when the
+    reference's questions are not a stratified subset."""
+    block = reference.metrics.get("stratified") or {}
+    if not block.get("weights"):
+        return None
+    strata = {p["question_id"]: str(p.get(block["key"])) for p in reference.predictions}
+    ids = sorted(set(a) & set(b) & set(strata))
+    value, std = stratified_mean([a[i] - b[i] for i in ids], [strata[i] for i in ids], block["weights"])
+    return {"key": block["key"], "diff": value, "diff_std": std,
+            "mde": min_detectable_difference(std, ALPHA, POWER)}
 
 
 def paired_notes(pairs: list[tuple[Run, dict[str, Any]]], reference: Run) -> list[str]:
@@ -49,4 +68,10 @@ def paired_notes(pairs: list[tuple[Run, dict[str, Any]]], reference: Run) -> lis
         lines.append(f"Minimum detectable difference at n = {'/'.join(map(str, ns))} (80% power, two-sided "
                      f"alpha {ALPHA}, 2.80 x the difference's std): "
                      + ", ".join(f"{r.label or r.method} {d['mde']:.3f}" for r, d in pairs) + ".")
+        weighted = [(r, d["weighted"]) for r, d in pairs if "weighted" in d]
+        if weighted:
+            lines.append(f"Weighted by population share ({weighted[0][1]['key']}; the headline the papers "
+                         "weight), difference ± std and minimum detectable difference: "
+                         + ", ".join(f"{r.label or r.method} {w['diff']:+.3f} ± {w['diff_std']:.3f} "
+                                     f"(MDE {w['mde']:.3f})" for r, w in weighted) + ".")
     return lines
