@@ -141,7 +141,20 @@ def test_large_jsonl_files_ship_packed_and_read_as_the_plain_ones(made, tmp_path
     _, tmp, plain = made
     monkeypatch.setattr(export_mod, "PACK_MIN_BYTES", 0)  # every JSONL file is "large"
     runs = sorted((tmp / "runs" / "epbench20").iterdir())
-    packed = export_bundle(runs, "packed", out_root=tmp_path, log=lambda *_: None, notes=tmp / "notes.md")
+    from cli.judge_matrix import main as judge_matrix
+
+    assert judge_matrix([*map(str, runs), "--criteria", "model_free", "--out", str(tmp_path / "jm")]) == 0
+    other = json.loads((tmp_path / "jm" / "judge_matrix.json").read_text())
+    other["runs"][0]["run"] = "/elsewhere/vanilla-0000000000"
+    (tmp_path / "jm_other").mkdir()
+    (tmp_path / "jm_other" / "judge_matrix.json").write_text(json.dumps(other))
+    with pytest.raises(BundleError, match="made from runs this export does not bundle: vanilla-0000000000"):
+        export_bundle(runs, "x", out_root=tmp_path, notes=tmp / "notes.md", judge_matrix=tmp_path / "jm_other")
+    packed = export_bundle(runs, "packed", out_root=tmp_path, log=lambda *_: None, notes=tmp / "notes.md",
+                           judge_matrix=tmp_path / "jm")  # the matrix ships too: report and explorer show it
+    assert json.loads((packed / "manifest.json").read_text())["judge_matrix"]["json"] == "judge_matrix/judge_matrix.json"
+    assert "Judge-sensitivity matrix" in (packed / "report" / "report.md").read_text()
+    assert "judge_matrix/" in (packed / "README.md").read_text()
     files = json.loads((packed / "manifest.json").read_text())["files"]
     for rel in (_run_rel(packed, "seem"), _run_rel(packed, "embedding_rag")):
         for name in ("predictions.jsonl", "judgments.jsonl", "usage.jsonl"):
@@ -242,7 +255,7 @@ def test_export_refuses_a_run_whose_calls_are_not_all_cached(made, tmp_path) -> 
     cache.close()
     runs = sorted((tmp / "runs" / "epbench20").iterdir())
     with pytest.raises(BundleError) as err:
-        export_bundle(runs, "partial", tmp_path / "results", cache=partial, log=lambda *_: None)
+        export_bundle(runs, "partial", tmp_path / "results", cache=partial, log=lambda *_: None, allow_unexplained=True)
     assert "new model call needed" in str(err.value) and rows[0]["key"] in str(err.value)
     assert not (tmp_path / "results" / "partial").exists()
 
@@ -335,7 +348,7 @@ def test_export_refuses_to_write_a_secret(made, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("LEAKY_API_KEY", "scripted-judge")  # a string every run's meta.json holds
     run = next((tmp / "runs" / "epbench20").glob("embedding_rag-*"))
     with pytest.raises(BundleError, match="a secret from the environment appears in"):
-        export_bundle([run], "leaky", tmp_path / "results", log=lambda *_: None)
+        export_bundle([run], "leaky", tmp_path / "results", log=lambda *_: None, allow_unexplained=True)
     assert not (tmp_path / "results" / "leaky").exists()
 
 
@@ -367,11 +380,11 @@ def test_export_refuses_files_the_enclosing_git_repository_ignores(made, tmp_pat
     (repo / ".gitignore").write_text("keys\n")
     runs = sorted((tmp / "runs" / "epbench20").iterdir())
     with pytest.raises(BundleError) as err:
-        export_bundle(runs, "ignored", repo / "results", log=lambda *_: None)
+        export_bundle(runs, "ignored", repo / "results", log=lambda *_: None, allow_unexplained=True)
     assert ".gitignore:1:keys" in str(err.value) and "results/ignored/keys/" in str(err.value)
     assert not (repo / "results" / "ignored").exists()
     (repo / ".gitignore").write_text("/keys\n")  # the root folder only: the same export goes through
-    assert (export_bundle(runs, "ignored", repo / "results", log=lambda *_: None) / "manifest.json").exists()
+    assert (export_bundle(runs, "ignored", repo / "results", log=lambda *_: None, allow_unexplained=True) / "manifest.json").exists()
 
 
 def test_every_file_of_a_shipped_bundle_is_tracked() -> None:

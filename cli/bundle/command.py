@@ -34,6 +34,8 @@ def main(argv: list[str] | None = None, prog: str = "memeval bundle") -> int:
     ex.add_argument("--notes", type=Path, help="a Markdown file of build notes (what was measured, what broke and "
                                                "its fix), shipped as NOTES.md and linked from the README; "
                                                "it must give a reason for every failed health check")
+    ex.add_argument("--judge-matrix", type=Path, help="a `memeval judge-matrix --out` folder made from these "
+                                                      "runs: shipped in judge_matrix/, shown by the report and explorer")
     ex.add_argument("--allow-unexplained-fails", action="store_true",
                     help="export though the notes leave failed checks unexplained (NOTES.md lists them)")
     ve = sub.add_parser("verify", help="replay every run from the bundle's calls alone")
@@ -62,7 +64,7 @@ def main(argv: list[str] | None = None, prog: str = "memeval bundle") -> int:
     try:
         export_bundle(args.runs, args.name, args.out, args.cache, args.backend, args.data_dir,
                       args.reference, args.force, notes=args.notes,
-                      allow_unexplained=args.allow_unexplained_fails)
+                      allow_unexplained=args.allow_unexplained_fails, judge_matrix=args.judge_matrix)
     except BundleError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -15,14 +15,16 @@ from typing import Any
 EXPLORER = "explorer"
 
 
-def write(stage: Path, rels: list[str]) -> dict[str, Any]:
-    """Build explorer/ inside the staged bundle; returns the manifest's `explorer` entry."""
+def write(stage: Path, rels: list[str], judge_matrix: Path | None = None) -> dict[str, Any]:
+    """Build explorer/ inside the staged bundle (with the bundle's judge matrix, if it ships one);
+    returns the manifest's `explorer` entry."""
     from evaluation.explore import build_site
 
     with contextlib.chdir(stage):
-        site = build_site([Path(r) for r in rels], Path(EXPLORER))
+        site = build_site([Path(r) for r in rels], Path(EXPLORER), judge_matrix=judge_matrix)
+    matrix = f" --judge-matrix {judge_matrix.as_posix()}" if judge_matrix is not None else ""
     return {"dir": EXPLORER, "index": f"{EXPLORER}/index.html", "files": len(site.files),
-            "command": f"memeval explore {' '.join(rels)} --out {EXPLORER}"}
+            "command": f"memeval explore {' '.join(rels)}{matrix} --out {EXPLORER}"}
 
 
 def check(bundle: Path, manifest: dict[str, Any], log: Any) -> bool:
@@ -37,7 +39,9 @@ def check(bundle: Path, manifest: dict[str, Any], log: Any) -> bool:
 
     rels = [Path(r["path"]) for r in manifest["runs"]]
     with tempfile.TemporaryDirectory(prefix="memeval-explorer-") as tmp, contextlib.chdir(bundle):
-        build_site(rels, Path(tmp) / EXPLORER, links_from=Path(entry["dir"]))
+        matrix = (manifest.get("judge_matrix") or {}).get("json")
+        build_site(rels, Path(tmp) / EXPLORER, judge_matrix=Path(matrix) if matrix else None,
+                   links_from=Path(entry["dir"]))
         fresh, shipped = generated_files(Path(tmp) / EXPLORER), generated_files(Path(entry["dir"]))
     stale = sorted(k for k in fresh.keys() | shipped.keys() if fresh.get(k) != shipped.get(k))
     if stale:

@@ -54,19 +54,23 @@ class BundleError(RuntimeError):
 def export_bundle(runs: list[Path], name: str, out_root: Path = Path("results"), cache: Path | None = None,
                   cache_backend: str | None = None, data_dir: Path | None = None,
                   reference: Path | None = None, force: bool = False, log: Any = print,
-                  notes: Path | None = None, allow_unexplained: bool = False) -> Path:
+                  notes: Path | None = None, allow_unexplained: bool = False,
+                  judge_matrix: Path | None = None) -> Path:
     """Write results/<name>/ from `runs`; returns its path. Raises BundleError, naming each failing run.
     `notes` (Markdown: what was measured while building, what broke and how it was fixed) ships as
     NOTES.md, covered by the manifest like every other file. NOTES.md always carries the run facts
     (empty contexts, failures, counts) generated from the bundled run folders
     (evaluation/bundle/facts.py), in place of the previous generated block or after the notes, and
     the health table; a failed check the notes give no reason for stops the export before any
-    replay (evaluation/bundle/explained.py) unless `allow_unexplained`."""
+    replay (evaluation/bundle/explained.py) unless `allow_unexplained`. `judge_matrix`: a
+    `memeval judge-matrix` output folder made from these runs, shipped in judge_matrix/ and shown
+    by the report and the explorer."""
     dest = out_root / name
     if dest.exists() and not force:
         raise BundleError(f"{dest} exists (pass --force to replace it)")
     rels = _bundle_paths(runs)
     hand = notes.read_text(encoding="utf-8") if notes is not None else f"# Build notes: `{name}`\n"
+    matrix = _matrix_files(judge_matrix, runs) if judge_matrix is not None else None  # before any replay
     missing = explained.unexplained(hand, runs)  # before any replay: the runs' own health.json
     if missing and not allow_unexplained:
         raise BundleError(
@@ -92,15 +96,17 @@ def export_bundle(runs: list[Path], name: str, out_root: Path = Path("results"),
         by_path = {r.resolve(): rel for r, rel in rels.items()}
         ref = by_path.get(reference.resolve()) if reference is not None else next(
             (rels[r] for r in runs if _method(r) == "vanilla"), None)
-        report_note = _report(stage, [rels[r] for r in runs], ref)
-        explorer_note = explorer.write(stage, [rels[r] for r in runs])  # explorer/ (cli/bundle/explorer.py)
+        matrix_entry = _copy_matrix(matrix, stage) if matrix is not None else None
+        matrix_json = Path(matrix_entry["json"]) if matrix_entry else None
+        report_note = _report(stage, [rels[r] for r in runs], ref, matrix_json)
+        explorer_note = explorer.write(stage, [rels[r] for r in runs], matrix_json)  # cli/bundle/explorer.py
         manifest = {
             "format": FORMAT, "name": name, "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "git_commit": _git("rev-parse", "HEAD"), "git_dirty": bool(_git("status", "--porcelain")),
             "versions": package_versions(), "data_versions": sorted({e["data_version"] for e in run_entries}),
             "runs": run_entries, "reference": ref, "report": report_note, "explorer": explorer_note,
             "calls": {"file": CALLS, "entries": n_calls, "sha256": sha256_file(stage / CALLS)},
-            "skipped": skipped, "notes": NOTES,
+            "skipped": skipped, "notes": NOTES, **({"judge_matrix": matrix_entry} if matrix_entry else {}),
         }
         staged = [stage / rels[r] for r in runs]
         generated = facts.section(staged, explained.health_lines(staged, missing))
@@ -200,19 +206,47 @@ def _copy_index(src: Path, dst: Path, rel: str, skipped: list[dict[str, Any]]) -
         shutil.copy2(f, dst / sub)
 
 
-def _report(stage: Path, rels: list[str], reference: str | None) -> str:
+MATRIX = "judge_matrix"
+MATRIX_FILES = ("judge_matrix.json", "judge_matrix.md", "judge_matrix.png")
+
+
+def _matrix_files(folder: Path, runs: list[Path]) -> list[Path]:
+    """The matrix's files, when it was made from (some of) these runs; else a BundleError."""
+    files = [folder / n for n in MATRIX_FILES]
+    if not files[0].is_file():
+        raise BundleError(f"--judge-matrix {folder}: no judge_matrix.json there (make it with "
+                          "`memeval judge-matrix RUN_DIR... --out DIR`)")
+    made_from = {Path(r["run"]).name for r in json.loads(files[0].read_text(encoding="utf-8")).get("runs", [])}
+    others = sorted(made_from - {r.name for r in runs})
+    if others:
+        raise BundleError(f"--judge-matrix {folder} was made from runs this export does not bundle: "
+                          f"{', '.join(others)}; make it again from the exported run folders")
+    return [f for f in files if f.is_file()]
+
+
+def _copy_matrix(files: list[Path], stage: Path) -> dict[str, Any]:
+    (stage / MATRIX).mkdir()
+    for f in files:
+        shutil.copy2(f, stage / MATRIX / f.name)
+    data = json.loads(files[0].read_text(encoding="utf-8"))
+    return {"dir": MATRIX, "json": f"{MATRIX}/{MATRIX_FILES[0]}", "every": data.get("every"),
+            "n_questions": data.get("n_questions"), "judge": data.get("judge"), "calls": data.get("calls")}
+
+
+def _report(stage: Path, rels: list[str], reference: str | None, matrix: Path | None = None) -> str:
     """The comparison report from the bundled run folders (`python -m evaluation.report`)."""
     from evaluation.report import ReportError, build_report
 
     runs = [Path(r) for r in rels]
+    matrices = [matrix] if matrix is not None else []
     with contextlib.chdir(stage):  # the report names its runs by these bundle-relative paths
         try:
-            build_report(runs, Path("report"), Path(reference) if reference else None)
+            build_report(runs, Path("report"), Path(reference) if reference else None, judge_matrices=matrices)
             return f"python -m evaluation.report {' '.join(rels)}" + (f" --reference {reference}" if reference else "")
         except ReportError as exc:
             if reference is None:
                 raise BundleError(f"the report cannot be made from these runs: {exc}") from exc
-            build_report(runs, Path("report"), None)  # runs that cannot be paired still get their tables
+            build_report(runs, Path("report"), None, judge_matrices=matrices)  # unpaired runs still get tables
             return f"python -m evaluation.report {' '.join(rels)} (no paired differences: {exc})"
 
 

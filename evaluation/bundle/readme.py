@@ -111,6 +111,10 @@ def render(bundle: Path, manifest: dict[str, Any]) -> str:
               "(`key` = content address of the request, `sha256` of the reply, `value`).",
               "- `keys/<dataset>/<run>.txt`: the cache keys each run read.",
               "- `report/`: `python -m evaluation.report` over the bundled runs.",
+              *([f"- `{manifest['judge_matrix']['dir']}/`: the judge-sensitivity matrix (`memeval judge-matrix`, "
+                 f"every {manifest['judge_matrix'].get('every') or 1}th shared question; judge "
+                 f"{manifest['judge_matrix'].get('judge')}), shown in the report and the explorer."]
+                if manifest.get("judge_matrix") else []),
               "- `manifest.json`: sha256 of every file, git commit, package versions, data versions."]
     skipped = manifest.get("skipped") or []
     if skipped:
