@@ -72,10 +72,12 @@ CALL_MODELS: dict[str, dict[str, Any]] = {
         IndexCall("summarize_text", 1, 210, 200),
     ], "query_calls": [], "context_tokens": 3400, "embed_per_chunk": 5 * 170},
     # mem0ai 2.2.1 with the session plan (`ingest: session`): one fact-extraction call per add,
-    # an add per session or chapter (its whole text in the prompt; measured on conv-30's first 8
-    # sessions: 8 calls of 8.8-9.7k prompt tokens); search makes no call. Reply size is a guess.
+    # an add per session or chapter (its whole text in the prompt); search makes no call.
+    # Measured: conv-30's first 8 sessions, 8 calls of 8.8-9.7k prompt tokens; EpBench-20 at
+    # 1.5B (2026-12-04, llama-server log), 8,558 prompt tokens for a chapter of about 550, and
+    # replies of 719 and 672 tokens under method.max_tokens=1024. So the template is about 8k.
     "mem0": {"chunk": None, "calls": [
-        IndexCall("fact extraction (one per add)", 1, 1700, 400),
+        IndexCall("fact extraction (one per add)", 1, 8000, 700),
     ], "query_calls": [], "context_tokens": 600, "embed_per_chunk": 10 * 40},
 }
 
