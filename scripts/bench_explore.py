@@ -33,10 +33,6 @@ TEMPLATES = ROOT / "results" / "locomo-local" / "runs" / "locomo"
 PAGE = 100  # rows the table draws at a time (assets/core.js)
 
 
-def _jsonl(path: Path) -> list[dict]:
-    return read_jsonl_file(path)  # plain or a bundle's packed copy
-
-
 def synthetic_runs(root: Path, n_questions: int, n_methods: int) -> list[Path]:
     templates = sorted(p for p in TEMPLATES.iterdir() if (p / "metrics.json").exists())
     runs = []
@@ -50,7 +46,7 @@ def synthetic_runs(root: Path, n_questions: int, n_methods: int) -> list[Path]:
         for name in ("config.yaml", "metrics.json", "usage.json", "index.json"):
             if (src / name).exists():
                 shutil.copyfile(src / name, dest / name)
-        preds, judgments = _jsonl(src / "predictions.jsonl"), _jsonl(src / "judgments.jsonl")
+        preds, judgments = read_jsonl_file(src / "predictions.jsonl"), read_jsonl_file(src / "judgments.jsonl")
         by_id = {j["question_id"]: j for j in judgments}
         out_p, out_j = [], []
         for i in range(n_questions):

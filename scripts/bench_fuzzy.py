@@ -44,8 +44,8 @@ def collect_pairs(bundle: Path, data_dir: Path) -> tuple[list[Pair], int]:
         for run in sorted(bundle.glob("runs/*/*/")):
             book = _book(run / "config.yaml")
             universe = load_universe(data_dir, book)
-            preds = {p["question_id"]: p for p in _jsonl(run / "predictions.jsonl")}
-            for j in _jsonl(run / "judgments.jsonl"):
+            preds = {p["question_id"]: p for p in read_jsonl_file(run / "predictions.jsonl")}
+            for j in read_jsonl_file(run / "judgments.jsonl"):
                 p = preds.get(j["question_id"])
                 if p is None or "judge_error" in j:
                     continue
@@ -55,10 +55,6 @@ def collect_pairs(bundle: Path, data_dir: Path) -> tuple[list[Pair], int]:
     finally:
         grounding.close_enough = real
     return seen, lines
-
-
-def _jsonl(path: Path) -> list[dict]:
-    return read_jsonl_file(path)  # plain or a bundle's packed copy
 
 
 def _book(config: Path) -> int | None:

@@ -19,19 +19,15 @@ from evaluation.health.run import prompt_examples  # noqa: E402
 from evaluation.runs.folder import read_jsonl_file  # noqa: E402
 
 
-def _predictions(run: Path) -> list[dict]:
-    return read_jsonl_file(run / "predictions.jsonl")  # plain or a bundle's packed copy
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="+", type=Path)
     ap.add_argument("--on", type=Path, default=None, help="count only the questions this run answered")
     args = ap.parse_args(argv)
-    keep = {p["question_id"] for p in _predictions(args.on)} if args.on else None
+    keep = {p["question_id"] for p in read_jsonl_file(args.on / "predictions.jsonl")} if args.on else None
     for run in args.runs:
         examples = prompt_examples(run)  # the example of the prompt version this run was sent
-        preds = [p for p in _predictions(run) if keep is None or p["question_id"] in keep]
+        preds = [p for p in read_jsonl_file(run / "predictions.jsonl") if keep is None or p["question_id"] in keep]
         copied = [p for p in preds  # the health check's own rule: states the example its context lacks
                   if copied_example(str(p.get("answer") or ""), str(p.get("context_text") or ""), examples)]
         by_cat: dict[str, int] = {}

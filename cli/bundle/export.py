@@ -184,9 +184,7 @@ def _copy_file(f: Path, target: Path) -> None:
     so a re-export is identical), anything else as it is."""
     if f.suffix == ".jsonl" and f.stat().st_size >= PACK_MIN_BYTES:
         (target / (f.name + PACKED)).write_bytes(lzma.compress(f.read_bytes(), preset=6))
-    elif f.suffix == PACKED and (f.with_suffix("")).exists():
-        return  # both copies: the plain one is packed above
-    else:
+    else:  # a bundled run's packed file is copied as it is
         shutil.copy2(f, target / f.name)
 
 
@@ -210,25 +208,26 @@ MATRIX = "judge_matrix"
 MATRIX_FILES = ("judge_matrix.json", "judge_matrix.md", "judge_matrix.png")
 
 
-def _matrix_files(folder: Path, runs: list[Path]) -> list[Path]:
-    """The matrix's files, when it was made from (some of) these runs; else a BundleError."""
+def _matrix_files(folder: Path, runs: list[Path]) -> tuple[list[Path], dict[str, Any]]:
+    """The matrix's files and its judge_matrix.json, when it was made from (some of) these runs;
+    else a BundleError."""
     files = [folder / n for n in MATRIX_FILES]
     if not files[0].is_file():
         raise BundleError(f"--judge-matrix {folder}: no judge_matrix.json there (make it with "
                           "`memeval judge-matrix RUN_DIR... --out DIR`)")
-    made_from = {Path(r["run"]).name for r in json.loads(files[0].read_text(encoding="utf-8")).get("runs", [])}
-    others = sorted(made_from - {r.name for r in runs})
+    data = json.loads(files[0].read_text(encoding="utf-8"))
+    others = sorted({Path(r["run"]).name for r in data.get("runs", [])} - {r.name for r in runs})
     if others:
         raise BundleError(f"--judge-matrix {folder} was made from runs this export does not bundle: "
                           f"{', '.join(others)}; make it again from the exported run folders")
-    return [f for f in files if f.is_file()]
+    return [f for f in files if f.is_file()], data
 
 
-def _copy_matrix(files: list[Path], stage: Path) -> dict[str, Any]:
+def _copy_matrix(matrix: tuple[list[Path], dict[str, Any]], stage: Path) -> dict[str, Any]:
+    files, data = matrix
     (stage / MATRIX).mkdir()
     for f in files:
         shutil.copy2(f, stage / MATRIX / f.name)
-    data = json.loads(files[0].read_text(encoding="utf-8"))
     return {"dir": MATRIX, "json": f"{MATRIX}/{MATRIX_FILES[0]}", "every": data.get("every"),
             "n_questions": data.get("n_questions"), "judge": data.get("judge"), "calls": data.get("calls")}
 

@@ -9,7 +9,6 @@ The check itself stays as the run wrote it: the notes explain it, they never hid
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -35,9 +34,7 @@ def _named(runs: list[Path]) -> list[tuple[str, str, Health]]:
         health = read_health(run)
         if health is None:
             continue
-        meta = json.loads((run / "meta.json").read_text(encoding="utf-8")) if (run / "meta.json").exists() else {}
-        method = str(meta.get("method") or run.name.rsplit("-", 1)[0])
-        out.append((method, run.name, health))
+        out.append((facts.method_of(run), run.name, health))
     methods = [m for m, _, _ in out]
     return [(m, m if methods.count(m) == 1 else name, h) for m, name, h in out]
 

@@ -60,6 +60,12 @@ def _counts(entry: dict[str, Any]) -> dict[str, int]:
     return out
 
 
+def method_of(run: Path, meta: dict[str, Any] | None = None) -> str:
+    """The run's method: meta.json's, else its folder name without the config hash."""
+    meta = _json(run / "meta.json") if meta is None else meta
+    return str(meta.get("method") or run.name.rsplit("-", 1)[0])
+
+
 def facts(run: Path) -> dict[str, Any]:
     """The figures of one finished run folder."""
     run = Path(run)
@@ -79,7 +85,7 @@ def facts(run: Path) -> dict[str, Any]:
     health = read_health(run)
     iu = read_index_usage(run)
     return {
-        "run": run.name, "method": meta.get("method") or run.name.rsplit("-", 1)[0], "n": len(preds),
+        "run": run.name, "method": method_of(run, meta), "n": len(preds),
         "index_s": sum(float(c.get("seconds") or 0) for c in corpora),
         "index_calls": _calls(usage, "index"), "answer_calls": _calls(usage, "answer"),
         "judge_calls": _calls(usage, "judge"),

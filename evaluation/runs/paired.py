@@ -28,25 +28,28 @@ def paired_differences(runs: list[Run], reference: Run,
     `scores`: a run's per-question scores the table compares (default: those the headline counts)."""
     clusters = reference.clusters
     ref = scores(reference)
-    out = [(r, paired_difference(scores(r), ref, clusters=clusters))
-           for r in runs if r.path.resolve() != reference.path.resolve()]
-    for (r, d), p in zip(out, holm([d["p_two_sided"] for _, d in out]), strict=True):
-        d["p_holm"] = p
+    block = reference.metrics.get("stratified") or {}
+    strata = ({p["question_id"]: str(p.get(block["key"])) for p in reference.predictions}
+              if block.get("weights") else None)  # a stratified subset: its difference is weighted too
+    out = []
+    for r in runs:
+        if r.path.resolve() == reference.path.resolve():
+            continue
+        mine = scores(r)
+        d = paired_difference(mine, ref, clusters=clusters)
         d["mde"] = min_detectable_difference(d["diff_std"], ALPHA, POWER)
-        weighted = _weighted(scores(r), ref, reference)
-        if weighted is not None:
-            d["weighted"] = weighted
+        if strata is not None:
+            d["weighted"] = _weighted(mine, ref, strata, block)
+        out.append((r, d))
+    for (_, d), p in zip(out, holm([d["p_two_sided"] for _, d in out]), strict=True):
+        d["p_holm"] = p
     return out
 
 
-def _weighted(a: dict[str, float], b: dict[str, float], reference: Run) -> dict[str, Any] | None:
+def _weighted(a: dict[str, float], b: dict[str, float], strata: dict[str, str],
+              block: dict[str, Any]) -> dict[str, Any]:
     """The paired difference weighted by population share (the reference's metrics.json
-    `stratified` weights), resampled within each stratum as the subset was drawn; None when the
-    reference's questions are not a stratified subset."""
-    block = reference.metrics.get("stratified") or {}
-    if not block.get("weights"):
-        return None
-    strata = {p["question_id"]: str(p.get(block["key"])) for p in reference.predictions}
+    `stratified` weights), resampled within each stratum as the subset was drawn."""
     ids = sorted(set(a) & set(b) & set(strata))
     value, std = stratified_mean([a[i] - b[i] for i in ids], [strata[i] for i in ids], block["weights"])
     return {"key": block["key"], "diff": value, "diff_std": std,
