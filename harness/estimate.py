@@ -21,6 +21,7 @@ import json
 import sys
 import tempfile
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -60,21 +61,40 @@ def measured_ratios(records: list[CallRecord]) -> dict[str, float]:
     return {s: a[0] / a[1] for s, a in acc.items() if a[2] >= MIN_MEASURED and a[1]}
 
 
-def _throughput_table(cfg: DictConfig) -> tuple[str, dict[str, tuple[float, float]]]:
-    """(when it was measured, model -> (fresh prompt tokens/s, generated tokens/s)) of the local
-    models (prices.local_throughput)."""
+@dataclass(frozen=True)
+class LocalRate:
+    """A local model's serial cost: tokens/s at no context, each slowed by `slowdown` per 1,000
+    tokens of context before them (attention over a long context; on 2 cores a 10k-token prompt
+    runs several times slower than a short one). Slowdowns 0 give the single-rate model."""
+
+    prompt_tps: float
+    generated_tps: float
+    prompt_slowdown_per_ktok: float = 0.0
+    generated_slowdown_per_ktok: float = 0.0
+
+    def seconds(self, prompt_tokens: int, reused_tokens: int, output_tokens: int) -> float:
+        """Fresh prompt tokens at their mean position, then the output at its mean position."""
+        fresh = prompt_tokens - reused_tokens
+        prompt_mid = (reused_tokens + prompt_tokens) / 2e3
+        output_mid = (prompt_tokens + output_tokens / 2) / 1e3
+        return (fresh / self.prompt_tps * (1 + self.prompt_slowdown_per_ktok * prompt_mid)
+                + output_tokens / self.generated_tps * (1 + self.generated_slowdown_per_ktok * output_mid))
+
+
+def _throughput_table(cfg: DictConfig) -> tuple[str, dict[str, LocalRate]]:
+    """(when it was measured, model -> its rate) of the local models (prices.local_throughput)."""
     table = OmegaConf.to_container(cfg.prices.get("local_throughput") or {}, resolve=True) or {}
-    rates = {m: (float(v["prompt_tps"]), float(v["generated_tps"])) for m, v in (table.get("models") or {}).items()}
+    rates = {m: LocalRate(**{k: float(x) for k, x in v.items()}) for m, v in (table.get("models") or {}).items()}
     return str(table.get("measured", "")), rates
 
 
 def price_records(records: list[CallRecord], prices: dict[str, Price], batch: dict[str, float],
                   batch_stages: set[str], ratios: dict[str, float],
                   measured: frozenset[str] = frozenset(),
-                  throughput: dict[str, tuple[float, float]] | None = None) -> dict[str, Any]:
+                  throughput: dict[str, LocalRate] | None = None) -> dict[str, Any]:
     """Per stage: calls (fresh/cached), tokens and USD, standard and with the Batch API, and the
-    serial model seconds of its local calls (fresh prompt tokens / prompt rate + output / generation
-    rate: a prefix reused from the server's slot cache is not processed again). A stage's prior
+    serial model seconds of its local calls (LocalRate.seconds: a prefix reused from the server's
+    slot cache is not processed again). A stage's prior
     ratio is scaled by each call's `output_scale`; a `measured` one is not."""
     throughput = throughput or {}
     stages: dict[str, dict[str, Any]] = {}
@@ -95,8 +115,7 @@ def price_records(records: list[CallRecord], prices: dict[str, Price], batch: di
         e["output_tokens"] += out
         e["output_ratio"] = ratios.get(r.stage) if r.max_tokens else None
         if r.model in throughput:
-            prompt_tps, generated_tps = throughput[r.model]
-            e["local_seconds"] += (r.prompt_tokens - r.prefix_cached_tokens) / prompt_tps + out / generated_tps
+            e["local_seconds"] += throughput[r.model].seconds(r.prompt_tokens, r.prefix_cached_tokens, out)
         p = prices.get(r.model)
         if p is None:
             unpriced.add(r.model)

@@ -6,9 +6,15 @@ issue 30's first EpBench runs. This script says where the time goes. Each finish
 log has its start (launch_slot_), its prompt and decode timings (print_timing), and its final
 context length (release: n_tokens). Requests are grouped by that length and by the time-weighted
 number of requests the server was running alongside. The script prints the median rates per
-group, the figures the throughput model would need.
+group. With --fit it also fits the estimate's context-dependent model: each request's share of
+the server's busy time (its seconds divided by the requests running with it, so the shares add
+up to the time the server was busy) as fresh prompt tokens x (a + b x their mean position) plus
+decoded tokens x (c + d x their mean position), by non-negative least squares over every log
+given. It prints the four figures as conf/prices `local_throughput` takes them, and per log the
+busy time the fit predicts against the busy time measured.
 
     python scripts/llama_log_throughput.py ~/.cache/memeval/logs/llama-server-qwen2.5-coder-1.5b-*.log
+    python scripts/llama_log_throughput.py --fit LOG...
 """
 
 from __future__ import annotations
@@ -72,6 +78,57 @@ def sharing(requests: list[Request]) -> list[float]:
     return out
 
 
+def busy_shares(requests: list[Request]) -> list[float]:
+    """Per request, its share of the server's busy seconds: each instant split evenly between the
+    requests running then. The shares add up to the time at least one request ran."""
+    events = sorted({t for r in requests for t in (r.start, r.end)})  # type: ignore[misc]
+    shares = [0.0] * len(requests)
+    for lo, hi in zip(events, events[1:], strict=False):
+        running = [i for i, r in enumerate(requests) if r.start <= lo and r.end >= hi]  # type: ignore[operator]
+        for i in running:
+            shares[i] += (hi - lo) / len(running)
+    return shares
+
+
+def features(r: Request) -> list[float]:
+    """Fresh prompt tokens, their mean position (thousands), decoded tokens, theirs."""
+    prompt_mid = max(0.0, r.context - r.decode_tokens - r.prompt_tokens / 2) / 1e3
+    decode_mid = max(0.0, r.context - r.decode_tokens / 2) / 1e3
+    return [r.prompt_tokens, r.prompt_tokens * prompt_mid, r.decode_tokens, r.decode_tokens * decode_mid]
+
+
+def fit(logs: dict[str, list[Request]]) -> tuple[list[float], list[str]]:
+    """The model's four coefficients (prompt and decode seconds per token at no context, and their
+    growth per 1k tokens of context) and a per-log check of the busy time they predict, fitted on
+    the other logs (leave one out) so the check is not the fit's own data. Fitting prompt and
+    decode milliseconds apart does not work: while one request decodes, others process prompts,
+    and the server's per-request timings do not say whose time that was."""
+    import numpy as np
+    from scipy.optimize import nnls
+
+    rows = {name: np.array([features(r) for r in requests]) for name, requests in logs.items()}
+    busy = {name: np.array(busy_shares(requests)) for name, requests in logs.items()}
+
+    def solve(names: list[str]) -> np.ndarray:
+        return nnls(np.vstack([rows[n] for n in names]), np.concatenate([busy[n] for n in names]))[0]
+
+    coef = solve(list(logs))
+    lines = ["| log | requests | busy s measured | fitted on the other logs / measured |", "|---|---|---|---|"]
+    for name in logs:
+        others = [n for n in logs if n != name]
+        held_out = f"{float((rows[name] @ solve(others)).sum()) / busy[name].sum():.2f}" if others else "-"
+        lines.append(f"| {name} | {len(logs[name])} | {busy[name].sum():.0f} | {held_out} |")
+    return [float(c) for c in coef], lines
+
+
+def throughput_entry(coef: list[float]) -> str:
+    """The fit as a conf/prices `local_throughput.models` entry."""
+    a, b, c, d = coef
+    prompt_tps, generated_tps = (1 / a if a else float("inf")), (1 / c if c else float("inf"))
+    return (f"{{prompt_tps: {prompt_tps:.1f}, generated_tps: {generated_tps:.1f}, "
+            f"prompt_slowdown_per_ktok: {(b / a if a else 0):.3f}, generated_slowdown_per_ktok: {(d / c if c else 0):.3f}}}")
+
+
 def _bucket(context: int) -> str:
     lo = 0
     for hi in BUCKETS:
@@ -100,12 +157,23 @@ def table(requests: list[Request], shares: list[float]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("logs", nargs="+", type=Path)
+    ap.add_argument("--fit", action="store_true", help="fit the estimate's context-dependent rates")
     args = ap.parse_args(argv)
+    logs = {}
     for path in args.logs:
         requests = read_log(path)
-        print(f"\n{path.name}: {len(requests)} finished requests")
-        if requests:
-            print("\n".join(table(requests, sharing(requests))))
+        if not args.fit:
+            print(f"\n{path.name}: {len(requests)} finished requests")
+            if requests:
+                print("\n".join(table(requests, sharing(requests))))
+        elif requests:
+            logs[path.name] = requests
+    if args.fit:
+        if not logs:
+            raise SystemExit("--fit: no finished request in the logs given")
+        coef, lines = fit(logs)
+        print("\n".join(lines))
+        print(f"\nlocal_throughput entry: {throughput_entry(coef)}")
     return 0
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cli, scripted_overrides
 
-from harness.estimate import compose, estimate, price_records
+from harness.estimate import LocalRate, compose, estimate, price_records
 from model_access.dry import CallRecord, DryRecorder, schema_instance
 from model_access.gate import CallSettings
 from model_access.tokenizer import count_tokens
@@ -85,10 +85,20 @@ def test_local_model_time_counts_fresh_prompt_tokens_and_predicted_output_of_unc
             CallRecord("answer", "local", 10_000, 0, True, 0, 100),        # cached
             CallRecord("judge", "api", 800, 0, False, 0, 400)]             # no throughput entry
     out = price_records(recs, {}, {}, set(), {"answer": 0.5, "judge": 0.25},
-                        throughput={"local": (250.0, 25.0)})
+                        throughput={"local": LocalRate(250.0, 25.0)})
     assert out["stages"]["answer"]["local_seconds"] == pytest.approx(1_000 / 250 + 50 / 25)
     assert out["stages"]["judge"]["local_seconds"] == 0 and out["total"]["local_seconds"] == pytest.approx(6.0)
     assert price_records(recs, {}, {}, set(), {"answer": 0.5})["total"]["local_seconds"] == 0
+
+
+def test_a_long_context_slows_the_tokens_after_it() -> None:
+    """With slowdowns, a token costs more the more context precedes it: the same 1,000 fresh
+    tokens and 100 output tokens cost more after a 9,000-token reused prefix than alone, and the
+    single-rate model (slowdowns 0) prices both the same."""
+    flat, sloped = LocalRate(250.0, 25.0), LocalRate(250.0, 25.0, 0.5, 0.2)
+    assert flat.seconds(10_000, 9_000, 100) == pytest.approx(flat.seconds(1_000, 0, 100))
+    short, long = sloped.seconds(1_000, 0, 100), sloped.seconds(10_000, 9_000, 100)
+    assert short > flat.seconds(1_000, 0, 100) and long > 3 * short
 
 
 def test_the_shipped_price_table_times_both_local_models() -> None:
