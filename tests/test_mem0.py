@@ -127,6 +127,26 @@ def test_counters_count_memories_per_unit_and_copied_examples(tmp_path) -> None:
     assert mem0_counters(tmp_path / "missing") is None
 
 
+def test_malformed_memory_items_are_left_out_and_the_rest_kept() -> None:
+    """drop_malformed_memories, on the shape of a stored 1.5B reply (invented text): an item that
+    is not an object is left out and counted; a reply without one, or that does not parse, is
+    passed on unchanged (mem0 handles those itself)."""
+    import sys
+
+    sys.path.insert(0, str(WORKERS))
+    from mem0_worker import drop_malformed_memories
+
+    reply = ('{"memory": [{"id": "0", "text": "Ana moved to the coast", "attributed_to": "user"},\n'
+             '  {"id": "1", "text": "Ana swims in cold water" },\n  "attributed_to" ]}')
+    fixed, dropped = drop_malformed_memories(reply)
+    assert dropped == 1
+    assert [m["text"] for m in json.loads(fixed)["memory"]] == ["Ana moved to the coast", "Ana swims in cold water"]
+    clean = '{"memory": [{"id": "0", "text": "Ana moved"}, {"id": "1", "text": ""}]}'
+    assert drop_malformed_memories(clean) == (clean, 0)
+    assert drop_malformed_memories('{"memory": [{"text": "cut at') == ('{"memory": [{"text": "cut at', 0)
+    assert drop_malformed_memories("[1, 2]") == ("[1, 2]", 0)
+
+
 def test_configs_and_settings() -> None:
     from omegaconf import OmegaConf
 
@@ -220,21 +240,27 @@ def test_mem0_vendor_recipe_each_speaker_top_10(scripted, tmp_path, data_dir) ->
 def test_an_extraction_reply_mem0_cannot_parse_reaches_health(scripted, tmp_path, data_dir) -> None:
     """mem0 logs and swallows a reply it cannot parse (a small model's, cut at max_tokens, as the
     real 0.5B's first 3 adds on conv-30 were): the worker counts it, so health names the failed
-    call and not only the empty session."""
+    call and not only the empty session. A reply with an item that is not an object (the shape of
+    the 1.5B's reply on EpBench chapter 8, 2026-12-04, which ended mem0's run with an
+    AttributeError) keeps its other memories, and health says so."""
     _need_env()
     scripted.add_rule(r"Observation Date\n2023-01-20", lambda m, r: '{"memory": [{"text": "Gina lost her job at')
+    scripted.add_rule(r"Observation Date\n2023-01-29", lambda m, r: (
+        '{"memory": [{"id": "0", "text": "Jon opened a dance studio", "attributed_to": "user"},\n'
+        '  {"id": "1", "text": "Jon found a place downtown" },\n  "attributed_to" ]}'))
     args = ["method=mem0", "dataset=locomo", "dataset.loader.conversations=[conv-30]", "subset.n=2",
             "subset.index_units=2", "method.setup=require", *scripted_overrides(scripted, tmp_path, data_dir)]
     r = run_cli(args, timeout=1200)
     assert r.returncode == 0, r.stderr[-4000:]
     (run,) = sorted((tmp_path / "runs" / "locomo").glob("mem0-*"))
     rows = json.loads((run / "index.json").read_text())["corpora"][0]["info"]["index"]["per_unit"]
-    assert [(u["chat_attempts"], u["schema_invalid"], u["memories"] > 0) for u in rows.values()] == [
-        (1, 1, False), (1, 0, True)]
+    assert [(u["chat_attempts"], u["schema_invalid"], u["schema_repaired"], u["memories"]) for u in rows.values()] == [
+        (1, 1, 0, 0), (1, 0, 1, 2)]
     checks = {c["name"]: c for c in json.loads((run / "health.json").read_text())["checks"]}
     failed = checks["structured_call_failures"]
     assert failed["status"] == "fail" and failed["value"] == 0.5, failed
     assert "1 of 2 structured extraction calls" in failed["message"] and "1 invalid" in failed["message"]
+    assert "1 replies kept after their malformed items were left out" in failed["message"]
     assert checks["units_empty"]["status"] != "ok" and "1 of 2 (50%) without memories" in checks["units_empty"]["message"]
 
 

@@ -59,7 +59,8 @@ def _sum(corpora: list[dict[str, Any]]) -> dict[str, Any]:
             total["frame_retry"] = (total["frame_retry"] or Counter()) + Counter(extra["frame_retry"])
         calls = extra.get("structured_calls")
         if calls:
-            sc = total["structured"] or {"chat_attempts": 0, "chat_failed": 0, "schema_invalid": 0, "failed_units": 0}
+            sc = total["structured"] or {"chat_attempts": 0, "chat_failed": 0, "schema_invalid": 0,
+                                         "schema_repaired": 0, "failed_units": 0}
             for key in sc:
                 sc[key] += int(calls.get(key, 0))
             total["structured"] = sc
@@ -87,7 +88,9 @@ def _structured_check(sc: dict[str, Any], th: dict[str, Any]) -> Check:
     return check("structured_call_failures", SCOPE, share(bad, sc["chat_attempts"]), th["structured_failures"],
                  f"{bad} of {sc['chat_attempts']} structured extraction calls failed or missed the package's "
                  f"schema ({sc['chat_failed']} raised, {sc['schema_invalid']} invalid); "
-                 f"{sc['failed_units']} units failed to ingest")
+                 f"{sc['failed_units']} units failed to ingest"
+                 + (f"; {sc['schema_repaired']} replies kept after their malformed items were left out"
+                    if sc["schema_repaired"] else ""))
 
 
 def _empty_check(t: dict[str, Any], th: dict[str, Any]) -> Check:

@@ -133,6 +133,7 @@ GRAPHITI_EXAMPLES = ("Jordan", "Denver", "Lockheed Martin", "Belmont Arts Center
 def structured_calls(episodes: list[dict[str, Any]]) -> dict[str, Any]:
     """What the package's structured (JSON) model calls gave, summed over the units."""
     keys = ("chat_attempts", "chat_failed", "schema_invalid")
+    keys += ("schema_repaired",) if any("schema_repaired" in e for e in episodes) else ()  # mem0 since 2026-12-04
     out: dict[str, Any] = {k: sum(int(e.get(k, 0)) for e in episodes) for k in keys}
     out["failed_units"] = sum(1 for e in episodes if e.get("error"))
     return out

@@ -48,11 +48,34 @@ def _install_dates() -> None:
     main.generate_additive_extraction_prompt = dated
 
 
+def drop_malformed_memories(reply: str) -> tuple[str, int]:
+    """The reply with the `memory` items that are not objects with a text left out, and how many.
+
+    mem0 2.2.1 keeps only the items with a `text` (`if m.get("text")`), but calls `.get` on each
+    item first, so one item that is not an object ends the whole run with an AttributeError. The
+    1.5B model wrote one on EpBench (an object closed early, then the key `"attributed_to"` left
+    as a bare string in the list). Leaving such items out is what mem0's own filter means to do;
+    the rest of the reply is passed on unchanged. A reply that does not parse is mem0's to handle."""
+    try:
+        data = json.loads(reply, strict=False)
+    except (TypeError, ValueError):
+        return reply, 0
+    items = data.get("memory") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        return reply, 0
+    kept = [m for m in items if isinstance(m, dict) and isinstance(m.get("text"), str) and m["text"]]
+    dropped = sum(1 for m in items if not isinstance(m, dict))
+    if not dropped:
+        return reply, 0
+    return json.dumps({**data, "memory": kept}, ensure_ascii=False), dropped
+
+
 class _ExtractionCalls(logging.Handler):
     """mem0 2.2.1's add makes one extraction call and, when it cannot parse the reply (a reply cut
     at max_tokens, a small model's broken JSON), logs an error and stores nothing from it: the
     failure would reach health only as an empty unit. Counts the calls (by wrapping the LLM's
-    generate_response) and the parse errors mem0 logs, per add."""
+    generate_response), the parse errors mem0 logs, and the replies whose malformed items were
+    left out (drop_malformed_memories), per add."""
 
     PARSE_ERROR = "Error parsing extraction response"
 
@@ -60,6 +83,7 @@ class _ExtractionCalls(logging.Handler):
         super().__init__(logging.ERROR)
         self.calls = 0
         self.unparsed = 0
+        self.repaired = 0
 
     def emit(self, record: logging.LogRecord) -> None:
         if record.getMessage().startswith(self.PARSE_ERROR):
@@ -72,7 +96,12 @@ class _ExtractionCalls(logging.Handler):
         @functools.wraps(generate)
         def counted(*args: Any, **kwargs: Any) -> Any:
             self.calls += 1
-            return generate(*args, **kwargs)
+            reply = generate(*args, **kwargs)
+            if not isinstance(reply, str):
+                return reply
+            reply, dropped = drop_malformed_memories(reply)
+            self.repaired += bool(dropped)
+            return reply
 
         memory.llm.generate_response = counted
 
@@ -134,15 +163,16 @@ def op_index(p: dict[str, Any]) -> dict[str, Any]:
     for add in p["adds"]:
         STATE["date"] = add.get("observation_date") or "unknown"
         meta = {"unit": add["unit"], "view": add["user_id"], "timestamp": add.get("timestamp") or ""}
-        before = calls.calls, calls.unparsed
+        before = calls.calls, calls.unparsed, calls.repaired
         result = memory.add(add["messages"], user_id=add["user_id"], metadata=meta)
         row = per_unit.setdefault(add["unit"], {"adds": 0, "messages": 0, "memories": 0,
-                                                "chat_attempts": 0, "schema_invalid": 0})
+                                                "chat_attempts": 0, "schema_invalid": 0, "schema_repaired": 0})
         row["adds"] += 1
         row["messages"] += len(add["messages"])
         row["memories"] += sum(1 for r in (result or {}).get("results", []) if r.get("event") == "ADD")
         row["chat_attempts"] += calls.calls - before[0]
         row["schema_invalid"] += calls.unparsed - before[1]
+        row["schema_repaired"] += calls.repaired - before[2]
     seconds = round(time.perf_counter() - t0, 2)
     _reopen()
     texts: dict[str, str] = {}
