@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.estimate import compose, estimate  # noqa: E402
+from harness.estimate import MIN_MEASURED, compose, estimate  # noqa: E402
 
 ROLES = ["llm=local", "judge=local"]  # answering and judging: the 1.5B (docs/BUNDLES_V2.md, measured)
 INDEX_1_5B = ["llm_index=local"]  # the vendors need it (issue 28); the graph packages are least unhealthy with it
@@ -69,13 +69,18 @@ def main(argv: list[str] | None = None) -> int:
                       + f"  # {bundle}")
         return 0
     rows, total = [], 0.0
+    judge_ratio: dict[str, float] = {}  # bundle -> the judge's output ratio measured on a finished run
     for bundle, label, method, overrides in plan_rows(args.only):
         try:
-            e = estimate(compose([f"method={method}", *overrides]))
+            # one judge and one protocol per bundle: a method not run yet is judged like one that was
+            e = estimate(compose([f"method={method}", *overrides]),
+                         ratios={"judge": judge_ratio[bundle]} if bundle in judge_ratio else None)
         except Exception as exc:  # a row that cannot be priced is named, never silently dropped
             print(f"{bundle:<20}{label:<20} cannot be estimated: {type(exc).__name__}: {exc}", flush=True)
             rows.append({"bundle": bundle, "label": label, "method": method, "error": str(exc)})
             continue
+        if e["stages"].get("judge", {}).get("cached_calls", 0) >= MIN_MEASURED:
+            judge_ratio.setdefault(bundle, e["output_ratios"]["judge"])
         minutes = {s: v["local_seconds"] / 60 for s, v in e["stages"].items()}
         row = {"bundle": bundle, "label": label, "method": method, "overrides": overrides, "questions": e["questions"],
                "calls": e["total"]["calls"], "cached": e["total"]["cached_calls"], "minutes": minutes,
