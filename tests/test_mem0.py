@@ -127,6 +127,35 @@ def test_counters_count_memories_per_unit_and_copied_examples(tmp_path) -> None:
     assert mem0_counters(tmp_path / "missing") is None
 
 
+def test_memories_that_copy_their_unit_word_for_word_fail_health(tmp_path) -> None:
+    """A memory that repeats its unit's sentences counts as a copy; one that restates a fact in
+    other words does not, nor one too short to tell. Nearly all copies fail `source_copies`: the
+    run's score is then a sentence retriever's, not mem0's extraction (invented text)."""
+    from evaluation.health.index import index_checks
+    from evaluation.health.run import load_thresholds
+
+    text = ("The lanterns along the quay were lit one by one as the ferry from the north came in late. "
+            "Tomas waited by the ticket hut with a basket of pears for his aunt.")
+    copies = ["The lanterns along the quay were lit one by one as the ferry came in",
+              "Tomas waited by the ticket hut with a basket of pears for his aunt."]
+    (tmp_path / "package").mkdir()
+    dump = {"units": ["1"], "views": ["memeval"], "unit_texts": {"1": text},
+            "memories": [{"unit": "1", "memory": m} for m in
+                         [*copies, "Tomas brought pears to his aunt at the harbour ferry stop", "Ferry late."]]}
+    (tmp_path / "package" / "memories.json").write_text(json.dumps(dump))
+    c = mem0_counters(tmp_path)
+    assert c is not None and c.extra["source_copies"] == [2, 3]
+    checks = {x.name: x for x in index_checks({"extracts": True, "corpora": {"c": c.to_dict()}},
+                                              load_thresholds()["index"])}
+    assert checks["source_copies"].status == "warn" and "2 of 3" in checks["source_copies"].message
+    dump["memories"] = [{"unit": "1", "memory": m} for m in copies]
+    (tmp_path / "package" / "memories.json").write_text(json.dumps(dump))
+    c = mem0_counters(tmp_path)
+    checks = {x.name: x for x in index_checks({"extracts": True, "corpora": {"c": c.to_dict()}},
+                                              load_thresholds()["index"])}
+    assert checks["source_copies"].status == "fail"
+
+
 def test_malformed_memory_items_are_left_out_and_the_rest_kept() -> None:
     """drop_malformed_memories, on the shape of a stored 1.5B reply (invented text): an item that
     is not an object is left out and counted; a reply without one, or that does not parse, is

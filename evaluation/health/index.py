@@ -24,7 +24,7 @@ def _sum(corpora: list[dict[str, Any]]) -> dict[str, Any]:
     total: dict[str, Any] = {"units": 0, "empty": {}, "at_least": set(), "names": 0, "names_not_noun_phrase": 0,
                              "name_samples": [], "example_copies": 0, "copy_samples": [], "fusion": None,
                              "validation": None, "frame_retry": None, "passages": 0, "values": 0,
-                             "structured": None}
+                             "structured": None, "source_copies": None}
     for c in corpora:
         total["units"] += int(c.get("units", 0))
         for key, (n_empty, n_units) in (c.get("empty") or {}).items():
@@ -57,6 +57,10 @@ def _sum(corpora: list[dict[str, Any]]) -> dict[str, Any]:
             total["fusion"] = f
         if extra.get("frame_retry") is not None:
             total["frame_retry"] = (total["frame_retry"] or Counter()) + Counter(extra["frame_retry"])
+        copies = extra.get("source_copies")
+        if copies:
+            a, b = total["source_copies"] or (0, 0)
+            total["source_copies"] = (a + int(copies[0]), b + int(copies[1]))
         calls = extra.get("structured_calls")
         if calls:
             sc = total["structured"] or {"chat_attempts": 0, "chat_failed": 0, "schema_invalid": 0,
@@ -148,6 +152,12 @@ def index_checks(index: dict[str, Any] | None, th: dict[str, Any]) -> list[Check
         out.append(_kind_check(t["validation"], th["kind_drops"]))
     if t["structured"] is not None:
         out.append(_structured_check(t["structured"], th))
+    if t["source_copies"] is not None:
+        n, of = t["source_copies"]
+        out.append(check("source_copies", SCOPE, share(n, of), th["source_copies"],
+                         f"{pct(n, of)} stored memories copy their unit's text nearly word for word: the "
+                         "extraction model copied passages instead of writing facts, so retrieval runs over "
+                         "copied text"))
     fusion = t["fusion"]
     if fusion is not None:
         rate = share(fusion["merged"], fusion["judged"])

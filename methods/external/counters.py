@@ -9,6 +9,7 @@ stored name equal to one that the unit's text does not contain was copied from t
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +129,32 @@ GRAPHITI_EXAMPLES = ("Jordan", "Denver", "Lockheed Martin", "Belmont Arts Center
                      "Nate", "gaming room", "red and purple lighting", "Gamecube", "Ford Mustang", "Mustang",
                      "cracked windshield", "Moen faucet", "Alex", "Dr. Amara Osei", "AAN", "migraine study",
                      "CGRP combination protocol", "Jordan Lee", "Acme Corp", "Jordan's dog", "Jordan's cat")
+
+
+COPY_SHARE = 0.8  # a memory copies its unit when this share of its word 6-grams are the unit's own
+_WORD = re.compile(r"[a-z0-9']+")
+
+
+def _six_grams(text: str) -> list[tuple[str, ...]]:
+    words = _WORD.findall(text.lower())
+    return [tuple(words[i:i + 6]) for i in range(len(words) - 5)]
+
+
+def source_copies(memories: list[tuple[str, str]]) -> list[int]:
+    """[memories that copy their unit's text, memories long enough to tell (6 words or more)],
+    over (memory, its unit's text) pairs: a stored fact restates, a copy repeats whole runs of
+    words (mem0 at 1.5B on EpBench stored the chapters' sentences as they were)."""
+    copied = counted = 0
+    unit_grams: dict[str, set[tuple[str, ...]]] = {}
+    for memory, unit_text in memories:
+        grams = _six_grams(memory)
+        if not grams:
+            continue
+        if unit_text not in unit_grams:
+            unit_grams[unit_text] = set(_six_grams(unit_text))
+        counted += 1
+        copied += sum(g in unit_grams[unit_text] for g in grams) >= COPY_SHARE * len(grams)
+    return [copied, counted]
 
 
 def structured_calls(episodes: list[dict[str, Any]]) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from model_access.tokenizer import count_tokens
 
 from ..output_guard import ChunkText
 from .base import ExternalMethod, WorkerIndex
-from .counters import structured_calls, worker_index
+from .counters import source_copies, structured_calls, worker_index
 from .mem0_ingest import INGEST, plan_adds
 
 # Distinctive names from the worked examples of mem0ai 2.2.1's extraction prompt
@@ -105,7 +105,9 @@ def mem0_counters(folder: Path) -> IndexCounters | None:
         units=len(units), empty={"memories": [sum(1 for u in units if not per_unit.get(u)), len(units)]},
         example_copies=len(copies), copy_samples=sorted(set(copies))[:5], values=len(dump.get("memories", [])),
         extra={"memories": len(dump.get("memories", [])), "memories_per_unit": per_unit,
-               "views": dump.get("views", []), **_extraction_calls(folder)})
+               "views": dump.get("views", []), **_extraction_calls(folder),
+               **({"source_copies": source_copies([(str(m.get("memory", "")), str(texts.get(str(m.get("unit")), "")))
+                                                   for m in dump.get("memories", [])])} if texts else {})})
 
 
 def _extraction_calls(folder: Path) -> dict[str, Any]:
