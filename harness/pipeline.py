@@ -17,7 +17,7 @@ from datasets.facts import dataset_facts
 from evaluation.runs.folder import RunFolder
 from evaluation.runs.locking import FolderLock
 from evaluation.runs.scoring import score_run
-from evaluation.runs.upgrade import RUN_FORMAT
+from evaluation.runs.upgrade import RUN_FORMAT, upgrade_config
 from methods.base import MemoryMethod, Services
 from model_access.budget import BudgetExceeded
 from model_access.usage import usage_from_journal
@@ -189,7 +189,7 @@ def _health(cfg: DictConfig, run: Path) -> None:
     """health.json beside metrics.json (its own artifact: metrics.json is never touched). A
     config saved before the `health` group (a bundle's replay of an older run) has no
     thresholds: the run is then checked by `memeval health RUN_DIR` alone."""
-    thresholds = cfg.get("health")
+    thresholds = upgrade_config(cfg).get("health")  # a check added since the run was saved: today's threshold
     if thresholds is None:
         print("health: no thresholds in this config; check the run with `memeval health RUN_DIR`")
         return

@@ -379,3 +379,16 @@ def test_the_shipped_bundles_say_what_issue_24_found(bundle: str) -> None:
             assert all(c.status != "fail" for c in health.checks if c.scope == "context"), run.name
         if method == "seem":
             assert {"fusion_merge_rate", "contradicting_merges"} <= set(_by_name(health))
+
+
+def test_a_saved_config_gets_todays_thresholds_for_checks_added_after_it() -> None:
+    """A run saved before a check existed (mem0's EpBench run predates source_copies) is replayed
+    with that check's current threshold; the thresholds it saved stay as saved."""
+    from evaluation.runs.upgrade import upgrade_config
+
+    saved = {"health": {"index": {"empty": {"warn": 0.3, "fail": 0.9}}}}
+    health = upgrade_config(saved).health
+    assert health.index.empty.warn == 0.3 and health.index.empty.fail == 0.9
+    assert health.index.source_copies.fail == TH["index"]["source_copies"]["fail"]
+    assert health.judge.kappa.warn == TH["judge"]["kappa"]["warn"]
+    assert upgrade_config({"method": {"name": "x"}}).get("health") is None

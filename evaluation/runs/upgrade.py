@@ -185,7 +185,21 @@ def upgrade_config(cfg: DictConfig | dict[str, Any]) -> DictConfig:
         node = _node(data, rule.node)
         if node is not None and node.get("_target_") == rule.target and rule.key not in node:
             node[rule.key] = rule.before
+    if isinstance(data.get("health"), dict):
+        data["health"] = _with_new_checks(data["health"])
     return OmegaConf.create(data)
+
+
+def _with_new_checks(saved: dict[str, Any]) -> dict[str, Any]:
+    """Saved health thresholds, plus today's for checks added after the run was saved (health
+    is judged by today's code; a check the run's config predates has no saved threshold)."""
+    from evaluation.health.run import load_thresholds
+
+    def merge(current: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+        return {**current, **{k: merge(current[k], v) if isinstance(v, dict) and isinstance(current.get(k), dict)
+                              else v for k, v in old.items()}}
+
+    return merge(load_thresholds(), saved)
 
 
 # run identity keys that joined it later, hashed as absent at the value their absence meant:
