@@ -27,12 +27,16 @@ def value_digest(value: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def export(cache: CacheBase, out: Path, keys: set[str] | None = None) -> int:
-    """Write every cached call (or only `keys`) to `out`; returns the number written."""
+def export(cache: CacheBase, out: Path, keys: set[str] | None = None,
+           exclude: set[str] | frozenset[str] = frozenset()) -> int:
+    """Write every cached call (or only `keys`), less the `exclude` keys, to `out`; returns the
+    number written."""
     n = 0
     tmp = out.with_name(out.name + ".tmp")
     with gzip.open(tmp, "wt", encoding="utf-8") as fh:
         for key, value in _selected(cache, keys):
+            if key in exclude:
+                continue
             fh.write(json.dumps({"key": key, "sha256": value_digest(value), "value": value},
                                 ensure_ascii=False) + "\n")
             n += 1
@@ -48,6 +52,17 @@ def _selected(cache: CacheBase, keys: set[str] | None) -> Iterable[tuple[str, di
         value = cache.get(key)
         if value is not None:
             yield key, value
+
+
+def bundle_keys(bundles: Iterable[Path]) -> set[str]:
+    """The keys the given call files hold: calls already shipped, which a pending export skips."""
+    keys: set[str] = set()
+    for bundle in bundles:
+        if not bundle.is_file():
+            raise FileNotFoundError(f"--exclude {bundle}: no such call file (a bundle's calls.jsonl.gz)")
+        with gzip.open(bundle, "rt", encoding="utf-8") as fh:
+            keys.update(json.loads(line)["key"] for line in fh if line.strip())
+    return keys
 
 
 def import_bundle(cache: CacheBase, bundle: Path) -> dict[str, int]:
@@ -94,6 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     ex.add_argument("out", type=Path)
     ex.add_argument("--cache", type=Path, default=default, help=f"SQLite file or folder (default {default})")
     ex.add_argument("--keys", type=Path, help="only the keys listed in this file, one per line")
+    ex.add_argument("--exclude", type=Path, nargs="+", default=[], metavar="CALLS",
+                    help="leave out the calls these files hold (e.g. results/*/calls.jsonl.gz): what "
+                         "remains is what an unfinished run paid for, to carry to a fresh machine")
     im = sub.add_parser("import", help="add a bundle's calls to a cache (never overwrites)")
     im.add_argument("bundle", type=Path)
     im.add_argument("--cache", type=Path, default=default)
@@ -119,8 +137,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.cmd == "export":
             keys = set(args.keys.read_text().split()) if args.keys else None
-            n = export(cache, args.out, keys)
-            print(json.dumps({"cache": str(args.cache), "exported": n, "bundle": str(args.out)}))
+            try:
+                excluded = bundle_keys(args.exclude)
+            except FileNotFoundError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 2
+            n = export(cache, args.out, keys, excluded)
+            print(json.dumps({"cache": str(args.cache), "exported": n, "excluded_keys": len(excluded),
+                              "bundle": str(args.out)}))
         else:
             print(json.dumps({"cache": str(args.cache), **stats(cache)}))
     finally:

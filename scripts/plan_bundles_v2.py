@@ -20,6 +20,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -48,6 +49,29 @@ BUNDLES = {
     "locomo-local": ["dataset=locomo", "dataset.loader.conversations=[conv-30]", "subset.n=null"],
     "longmemeval-local": ["dataset=longmemeval_oracle", "subset.n=30"],
 }
+# where each v2 bundle is being built: a row whose run it already ships costs nothing more
+BUNDLE_DIRS = {"epbench20-local": "epbench20-local-v2", "locomo-local": "locomo-local-v2",
+               "longmemeval-local": "longmemeval-local"}
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+
+
+def bundled_run(bundle: str, method: str, cfg: Any, results: Path = RESULTS) -> str | None:
+    """The run of `bundle`'s v2 folder made with this row's roles, or None: same method and
+    dataset, the same answering, indexing and judging models, and the same question count."""
+    manifest = results / BUNDLE_DIRS[bundle] / "manifest.json"
+    if not manifest.is_file():
+        return None
+    index_model = cfg.llm_index.model if "model" in cfg.llm_index else cfg.llm.model
+    n = cfg.subset.n
+    for run in json.loads(manifest.read_text())["runs"]:
+        meta = json.loads((manifest.parent / run["path"] / "meta.json").read_text())
+        if (meta["method"], meta["dataset"]) != (method, run["dataset"]) or run["dataset"] != cfg.dataset.name:
+            continue
+        same_models = (meta["answer_model"], meta.get("index_model"), meta["judge_model"]) == (
+            cfg.llm.model, index_model, cfg.judge.model)
+        if same_models and (n is None or meta["n_questions"] == n):
+            return run["path"]
+    return None
 
 
 def plan_rows(only: str | None = None) -> list[tuple[str, str, str, list[str]]]:
@@ -70,11 +94,21 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     rows, total = [], 0.0
     judge_ratio: dict[str, float] = {}  # bundle -> the judge's output ratio measured on a finished run
+    remaining = 0.0  # the plan's own rows (no parenthesised alternative) that no bundle ships yet
     for bundle, label, method, overrides in plan_rows(args.only):
+        cfg = compose([f"method={method}", *overrides])
+        done = bundled_run(bundle, method, cfg)
+        if done:
+            rows.append({"bundle": bundle, "label": label, "method": method, "bundled": done})
+            print(f"{bundle:<20}{label:<20} bundled: results/{BUNDLE_DIRS[bundle]}/{done}", flush=True)
+            if bundle not in judge_ratio:  # its cached judge calls still measure the judge's output ratio
+                e = estimate(cfg)
+                if e["stages"].get("judge", {}).get("cached_calls", 0) >= MIN_MEASURED:
+                    judge_ratio[bundle] = e["output_ratios"]["judge"]
+            continue
         try:
             # one judge and one protocol per bundle: a method not run yet is judged like one that was
-            e = estimate(compose([f"method={method}", *overrides]),
-                         ratios={"judge": judge_ratio[bundle]} if bundle in judge_ratio else None)
+            e = estimate(cfg, ratios={"judge": judge_ratio[bundle]} if bundle in judge_ratio else None)
         except Exception as exc:  # a row that cannot be priced is named, never silently dropped
             print(f"{bundle:<20}{label:<20} cannot be estimated: {type(exc).__name__}: {exc}", flush=True)
             rows.append({"bundle": bundle, "label": label, "method": method, "error": str(exc)})
@@ -87,11 +121,14 @@ def main(argv: list[str] | None = None) -> int:
                "total_minutes": e["total"]["local_seconds"] / 60, "how": e["how"]}
         rows.append(row)
         total += row["total_minutes"]
+        if "(" not in label:
+            remaining += row["total_minutes"]
         stages = ", ".join(f"{s} {v:.0f}" for s, v in minutes.items() if v >= 0.5)
         print(f"{bundle:<20}{label:<20}{row['questions']:>5} q {row['calls']:>6} calls ({row['cached']} cached)"
               f" {row['total_minutes']:>7.0f} min  [{stages}]", flush=True)
-    print(f"total of every row: {total:.0f} min = {total / 60:.1f} h of serial local model time "
-          "(alternative rows included: sum the plan's own choice from --json)")
+    print(f"total of every row not yet bundled: {total:.0f} min = {total / 60:.1f} h of serial local model time "
+          "(alternative rows included)")
+    print(f"the plan's own rows not yet bundled: {remaining:.0f} min = {remaining / 60:.1f} h")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     return 0

@@ -143,6 +143,30 @@ def test_export_import_stats_round_trip_between_backends(tmp_path, capsys) -> No
     assert json.loads(capsys.readouterr().out)["rejected"] == 1
 
 
+def test_pending_export_leaves_out_the_calls_a_bundle_already_ships(tmp_path, capsys) -> None:
+    """What an unfinished run paid for survives a fresh machine without re-shipping bundled calls."""
+    cache_path = tmp_path / "a.sqlite"
+    cache = ResponseCache(cache_path)
+    for k in ("aa", "bb", "cc"):
+        cache.put(k * 32, {"text": k, "prompt_tokens": 1, "completion_tokens": 1})
+    cache.close()
+    shipped = tmp_path / "shipped.jsonl.gz"
+    keys = tmp_path / "keys.txt"
+    keys.write_text("aa" * 32 + "\n" + "bb" * 32 + "\n")
+    assert cache_main(["export", str(shipped), "--cache", str(cache_path), "--keys", str(keys)]) == 0
+    capsys.readouterr()
+    pending = tmp_path / "pending.jsonl.gz"
+    assert cache_main(["export", str(pending), "--cache", str(cache_path), "--exclude", str(shipped)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["exported"], report["excluded_keys"]) == (1, 2)
+    with gzip.open(pending, "rt") as fh:
+        assert [json.loads(line)["key"] for line in fh] == ["cc" * 32]
+    # a mistyped exclude file would silently re-ship everything: it is refused instead
+    assert cache_main(["export", str(pending), "--cache", str(cache_path),
+                       "--exclude", str(tmp_path / "missing.jsonl.gz")]) == 2
+    assert "no such call file" in capsys.readouterr().err
+
+
 def test_cli_runs_as_module(tmp_path) -> None:
     ResponseCache(tmp_path / "a.sqlite").put("cc" * 32, {"text": "t", "prompt_tokens": 1, "completion_tokens": 1})
     out = subprocess.run([sys.executable, "-m", "model_access.cache_cli", "stats", "--cache",

@@ -1,0 +1,45 @@
+"""The v2 plan prices only what no bundle ships yet: a row counts as done when the bundle holds a
+run of its method with the same answering, indexing and judging models and question count."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import plan_bundles_v2 as plan  # noqa: E402
+
+ROLES = ["llm=local", "judge=local", "dataset=epbench20", "subset.n=200"]
+
+
+def _bundle(tmp_path: Path, method: str, index_model: str, n: int = 200) -> Path:
+    results = tmp_path / "results"
+    run = f"runs/epbench20/{method}-0123456789"
+    (results / "epbench20-local-v2" / run).mkdir(parents=True)
+    (results / "epbench20-local-v2" / "manifest.json").write_text(json.dumps(
+        {"runs": [{"path": run, "method": method, "dataset": "epbench20", "n_questions": n}]}))
+    (results / "epbench20-local-v2" / run / "meta.json").write_text(json.dumps({
+        "method": method, "dataset": "epbench20", "n_questions": n,
+        "answer_model": "qwen2.5-coder-1.5b-instruct", "index_model": index_model,
+        "judge_model": "qwen2.5-coder-1.5b-instruct"}))
+    return results
+
+
+def test_a_bundled_run_with_the_rows_roles_is_done(tmp_path) -> None:
+    results = _bundle(tmp_path, "mem0", "qwen2.5-coder-1.5b-instruct")
+    cfg = plan.compose(["method=mem0", *ROLES, "llm_index=local"])
+    assert plan.bundled_run("epbench20-local", "mem0", cfg, results) == "runs/epbench20/mem0-0123456789"
+
+
+def test_another_indexer_question_count_method_or_missing_bundle_is_not_done(tmp_path) -> None:
+    results = _bundle(tmp_path, "graphrag", "qwen2.5-coder-1.5b-instruct")
+    small = plan.compose(["method=graphrag", *ROLES, "llm_index=local_small"])
+    assert plan.bundled_run("epbench20-local", "graphrag", small, results) is None  # 0.5B row
+    big = plan.compose(["method=graphrag", *ROLES, "llm_index=local"])
+    assert plan.bundled_run("epbench20-local", "lightrag", big, results) is None
+    fewer = _bundle(tmp_path / "b", "graphrag", "qwen2.5-coder-1.5b-instruct", n=40)
+    assert plan.bundled_run("epbench20-local", "graphrag", big, fewer) is None
+    assert plan.bundled_run("locomo-local", "graphrag", big, results) is None  # no such bundle yet
