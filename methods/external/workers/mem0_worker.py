@@ -206,7 +206,9 @@ def _dump(views: list[str], units: list[str], texts: dict[str, str]) -> dict[str
             meta = m.get("metadata") or {}
             rows.append({"id": m["id"], "view": view, "unit": meta.get("unit"), "timestamp": meta.get("timestamp"),
                          "memory": m.get("memory", "")})
-    rows.sort(key=lambda r: (units.index(r["unit"]) if r["unit"] in units else len(units), r["view"], r["id"]))
+    # by unit, then text: mem0's ids are random, so a rebuilt index lists the same memories in the same order
+    rows.sort(key=lambda r: (units.index(r["unit"]) if r["unit"] in units else len(units), r["view"],
+                             r["memory"], r["id"]))
     dump = {"units": units, "views": views, "memories": rows, "unit_texts": texts}
     (STATE["root"] / "memories.json").write_text(json.dumps(dump, ensure_ascii=False, indent=1), encoding="utf-8")
     return dump
