@@ -76,16 +76,24 @@ class RepeatScanner:
             if self._in_string:
                 if self._escape:
                     self._escape = False
+                    self._string_char(i, ch, True)
                 elif ch == "\\":
                     self._escape = True
+                    self._string_char(i, ch, True)
                 elif ch == '"':
                     self._in_string = False
                     if self._key_start is not None:
                         self._last_key = text[self._key_start + 1:i]
                         self._key_start = None
+                    self._string_edge()
+                else:
+                    self._string_char(i, ch, False)
+                if self.cut is not None:
+                    return self.cut
                 continue
             if ch == '"':
                 self._in_string = True
+                self._string_edge(i)
                 parent = self._stack[-1] if self._stack else None
                 # a string directly inside the root object may be a key; remember it
                 self._key_start = i if parent is not None and parent.kind == "{" and len(self._stack) == 1 else None
@@ -108,6 +116,12 @@ class RepeatScanner:
             self.feed(" ")
             self.text = self.text[:-1]
         return self.cut
+
+    def _string_char(self, i: int, ch: str, escaped: bool) -> None:
+        """A character inside a string (`escaped`: a backslash or the character after one)."""
+
+    def _string_edge(self, start: int | None = None) -> None:
+        """A string opens at `start`, or (None) the open one closes."""
 
     def _repeated(self, lst: _Open, item: str) -> bool:
         try:
@@ -244,18 +258,23 @@ class LineBlockScanner:
 
 # rule -> the name that joins the cache key of every call using it
 RULES = {"json_items": "repeated_top_level_item_ignoring_id/v1", "text_ngrams": f"repeated_{TEXT_NGRAM}_words/v1",
-         "line_blocks": "repeated_line_block_ignoring_id/v1"}
+         "line_blocks": "repeated_line_block_ignoring_id/v1",
+         "json_strings": f"repeated_top_level_item_ignoring_id+repeated_{TEXT_NGRAM}_words_in_strings/v1"}
 
 
 def scanner_for(rule: str) -> RepeatScanner | NgramScanner | LineBlockScanner:
-    """A fresh scanner for a rule name of RULES (`json_items` for JSON replies, `line_blocks`
-    for line layouts, `text_ngrams` for prose)."""
+    """A fresh scanner for a rule name of RULES (`json_items` for JSON replies, `json_strings` for
+    JSON replies whose strings may loop too, `line_blocks` for line layouts, `text_ngrams` for prose)."""
     if rule == "json_items":
         return RepeatScanner()
     if rule == "line_blocks":
         return LineBlockScanner()
     if rule == "text_ngrams":
         return NgramScanner(TEXT_NGRAM)
+    if rule == "json_strings":
+        from .repeat_stop_strings import StringRepeatScanner
+
+        return StringRepeatScanner(TEXT_NGRAM)
     raise ValueError(f"unknown repeat-stop rule {rule!r}; choose one of {sorted(RULES)}")
 
 

@@ -42,7 +42,8 @@ METHODS = [
     ("graphrag", "graphrag", INDEX_0_5B), ("graphrag (1.5B index)", "graphrag", INDEX_1_5B),
     ("mem0", "mem0", INDEX_1_5B + ["method.max_tokens=1024"]),
     ("graphiti", "graphiti", INDEX_1_5B + ["method.max_tokens=2048"]),
-    ("cognee", "cognee", INDEX_1_5B + ["method.max_tokens=2048"]),
+    # cognee's chunk summaries loop at 1.5B: the json_strings rule ends them (docs/BUNDLES_V2.md)
+    ("cognee", "cognee", INDEX_1_5B + ["method.max_tokens=2048", "method.stop_repeats=json_strings"]),
 ]
 BUNDLES = {
     "epbench20-local": ["dataset=epbench20", "subset.n=200"],

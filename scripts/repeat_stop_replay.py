@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from model_access.repeat_stop import cut_repeats, cut_text_repeats  # noqa: E402
+from model_access.repeat_stop import RULES, cut_repeats, cut_text_repeats, scanner_for  # noqa: E402
 from model_access.tokenizer import count_tokens  # noqa: E402
 
 
@@ -36,6 +36,9 @@ def kind_of(text: str) -> str:
     if head.startswith('{"links"'):
         return "spacetime"
     return "json-other" if head.startswith("{") else "text"
+
+
+_CEILINGS = {512, 1024, 2048, 4096}  # replies of exactly a max_tokens value: stopped by it (no finish_reason stored)
 
 
 def _canon(item: object) -> str:
@@ -59,7 +62,15 @@ def lost_items(whole: str, kept: str) -> int:
     return n
 
 
-def replay(values: list[dict]) -> dict[str, dict[str, float]]:
+def _cut_by(rule: str, text: str):
+    scanner = scanner_for(rule)
+    scanner.feed(text)
+    return scanner.finish()
+
+
+def replay(values: list[dict], rule: str | None = None) -> dict[str, dict[str, float]]:
+    """Per reply kind: what the cut would save; `rule` applies one rule to every reply (as
+    `method.stop_repeats` does at the packages' proxy), else GSW's pair (JSON items, text runs)."""
     rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for v in values:
         text = v.get("text")
@@ -70,11 +81,15 @@ def replay(values: list[dict]) -> dict[str, dict[str, float]]:
         row["replies"] += 1
         row["tokens"] += ct
         row["max_tokens_cut"] += v.get("finish_reason") == "length"
-        cut = cut_text_repeats(text) if kind == "text" else cut_repeats(text)
+        if rule is not None:
+            cut = _cut_by(rule, text)
+        else:
+            cut = cut_text_repeats(text) if kind == "text" else cut_repeats(text)
         if cut is None:
             continue
         row["cut"] += 1
         row["tokens_saved"] += ct * (1 - count_tokens(text[:cut.at]) / max(1, count_tokens(text)))
+        row["cut_at_max_tokens"] += v.get("finish_reason") == "length" or ct in _CEILINGS
         if kind == "text":
             row["cut_after_natural_end"] += v.get("finish_reason") == "stop"
         else:
@@ -85,10 +100,13 @@ def replay(values: list[dict]) -> dict[str, dict[str, float]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("bundle", type=Path)
-    ap.add_argument("runs", nargs="*", help="run names (default: the bundle's gsw runs)")
+    ap.add_argument("runs", nargs="*", help="run names, or name prefixes (default: the bundle's gsw runs)")
+    ap.add_argument("--rule", choices=sorted(RULES), help="apply this rule to every reply (the packages' "
+                    "method.stop_repeats), instead of GSW's JSON-items and text-runs pair")
     args = ap.parse_args()
     keyfiles = sorted(args.bundle.glob("keys/*/*.txt"))
-    wanted = [k for k in keyfiles if (k.stem in args.runs if args.runs else k.stem.startswith("gsw"))]
+    wanted = [k for k in keyfiles if (any(k.stem.startswith(r) for r in args.runs) if args.runs
+                                      else k.stem.startswith("gsw"))]
     if not wanted:
         raise SystemExit(f"no matching runs in {args.bundle}/keys (have: {[k.stem for k in keyfiles]})")
     values: dict[str, dict] = {}
@@ -96,11 +114,11 @@ def main() -> None:
         for line in fh:
             rec = json.loads(line)
             values[rec["key"]] = rec["value"]
-    cols = ["replies", "tokens", "max_tokens_cut", "cut", "tokens_saved", "distinct_items_lost",
-            "cut_after_natural_end"]
+    cols = ["replies", "tokens", "max_tokens_cut", "cut", "cut_at_max_tokens", "tokens_saved",
+            "distinct_items_lost", "cut_after_natural_end"]
     for keyfile in wanted:
         keys = keyfile.read_text().split()
-        rows = replay([values[k] for k in keys if k in values])
+        rows = replay([values[k] for k in keys if k in values], args.rule)
         print(f"\n{keyfile.parent.name}/{keyfile.stem}: {len(keys)} calls")
         print("| kind | " + " | ".join(cols) + " |")
         print("|---" * (len(cols) + 1) + "|")

@@ -207,6 +207,44 @@ def test_a_reply_ceiling_bounds_what_the_package_asks_and_the_tally_keeps_its_re
     assert '{"max_tokens": 16384}' in asked
 
 
+def test_a_packages_looping_json_reply_reaches_it_cut_and_closed(scripted, tmp_path) -> None:
+    """method.stop_repeats=json_strings: a summary that loops inside its string (cognee's chunk
+    summaries at 1.5B) reaches the package as valid JSON ending before the loop, read from a
+    streamed reply that stopped there; the rule keys its calls apart from uncut ones."""
+    loop = "The market is a place where bakers can meet and trade their bread with neighbours. "
+    looping = json.dumps({"summary": "A winter market in Osk. " + loop * 40, "description": "unreached"})
+    scripted.add_rule(r"SUMMARISE", lambda m, r: looping)
+    scripted.stream_piece_s = 0.001
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    chat = ChatModel("scripted", base_url=scripted.base_url, api_key_env=None, cache=cache)
+    emb = OpenAICompatibleEmbedder("hashed", base_url=scripted.base_url, api_key_env=None)
+    msg = [{"role": "user", "content": "SUMMARISE the chunk as JSON"}]
+    replies = []
+    for rule in ("json_strings", None):
+        proxy = ModelProxy(chat, emb, stop_repeats=rule)
+        client = openai.OpenAI(base_url=proxy.start(), api_key="x", max_retries=0)
+        try:
+            replies.append(client.chat.completions.create(model="gpt-4o", messages=msg).choices[0].message.content)
+        finally:
+            proxy.close()
+    cut, whole = replies
+    assert json.loads(cut) == {"summary": "A winter market in Osk. " + loop.strip()}
+    assert whole == looping and scripted.count("/v1/chat/completions") == 2  # its own key: paid again
+    assert scripted.requests[0]["body"]["stream"] is True
+    assert scripted.requests[0]["pieces_sent"] < len(looping.split()) / 4  # the loop was not read to its end
+
+
+def test_stop_repeats_joins_the_index_identity_only_when_set_and_names_its_rules() -> None:
+    from methods.base import Services
+    from methods.external.cognee import CogneeMethod
+
+    services = Services(llm=None, embedder=None, cap=None, store_root=Path("."))  # type: ignore[arg-type]
+    assert "stop_repeats" not in CogneeMethod(services).params()  # saved indexes keep their folders
+    assert CogneeMethod(services, stop_repeats="json_strings").params()["stop_repeats"] == "json_strings"
+    with pytest.raises(ValueError, match="json_strings"):
+        CogneeMethod(services, stop_repeats="loops")
+
+
 def test_graphiti_bounds_every_reply_by_its_max_tokens() -> None:
     from methods.base import Services
     from methods.external.graphiti import GraphitiMethod

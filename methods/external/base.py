@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 
 from datasets.types import Corpus, Question
 from methods.base import MemoryMethod, NativeAnswer, Retrieval, Services
+from model_access.repeat_stop import RULES
 
 from . import envs
 from .proxy import ModelProxy
@@ -76,8 +77,12 @@ class ExternalMethod(MemoryMethod):
     def __init__(self, services: Services, name: str | None = None, setup: str = "auto",
                  chat_alias: str = "gpt-4o", embedding_alias: str = "text-embedding-3-small",
                  index_timeout_s: float | None = None, retrieve_timeout_s: float | None = 1800.0,
-                 answer_with: str = "shared"):
+                 answer_with: str = "shared", stop_repeats: str | None = None):
         super().__init__(services, name)
+        if stop_repeats is not None and stop_repeats not in RULES:
+            raise ValueError(f"stop_repeats must be null (the package's replies as the model wrote them) or one "
+                             f"of {sorted(RULES)} (model_access.repeat_stop), not {stop_repeats!r}")
+        self.stop_repeats = stop_repeats
         if setup not in {"auto", "require"}:
             raise ValueError("setup must be 'auto' (create the environment if missing) or 'require'")
         if answer_with not in ANSWER_WITH:
@@ -116,8 +121,10 @@ class ExternalMethod(MemoryMethod):
         return {"units": self.units_for_worker(corpus)}
 
     def params(self) -> dict[str, Any]:
+        # stop_repeats joins the index's identity only when set: indexes built before it keep theirs
         return {"package_env": f"{self.env_name}-{envs.SPECS[self.env_name].fingerprint()}",
                 "chat_alias": self.chat_alias, "embedding_alias": self.embedding_alias,
+                **({"stop_repeats": self.stop_repeats} if self.stop_repeats is not None else {}),
                 **self.settings()}
 
     def uncapped_text(self, context: str) -> list[str]:
@@ -154,7 +161,7 @@ class ExternalMethod(MemoryMethod):
         if self._proxy is None:
             # index-time chat calls to the indexing model, query-time ones to the answering model
             self._proxy = ModelProxy(self.services.llm, self.services.embedder, index_chat=self.services.index_llm,
-                                     reply_ceiling=self.reply_ceiling())
+                                     reply_ceiling=self.reply_ceiling(), stop_repeats=self.stop_repeats)
             self._proxy.start()
         return self._proxy.base_url
 

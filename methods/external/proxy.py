@@ -89,9 +89,11 @@ class ModelProxy(LoopbackService):
     server_class = _QuietServer
 
     def __init__(self, chat: ChatModel, embedder: Embedder, host: str = "127.0.0.1",
-                 index_chat: ChatModel | None = None, reply_ceiling: int | None = None):
+                 index_chat: ChatModel | None = None, reply_ceiling: int | None = None,
+                 stop_repeats: str | None = None):
         super().__init__(host, 0)
         self.reply_ceiling = reply_ceiling
+        self.stop_repeats = stop_repeats  # a repeat_stop rule for the package's single-reply calls
         self.chat = _private_copy(chat)
         # index-time chat calls (None: the answering model's); its own copy on the proxy loop
         self.index_chat = _private_copy(index_chat) if index_chat is not None and index_chat is not chat else None
@@ -185,8 +187,10 @@ class ModelProxy(LoopbackService):
         sampling = {k: req.get(k) for k in FORWARDED if req.get(k) is not None}
         self._tally(req)
         chat = self.chat_for(self._stage())
-        result = self.once(("chat", chat.model, messages, max_tokens, fmt, sampling), lambda: self.run(
-            lambda: chat.complete(messages, max_tokens=max_tokens, response_format=fmt, sampling=sampling)))
+        rule = self.stop_repeats if "n" not in sampling else None  # a rule cuts a single reply (the client's rule)
+        result = self.once(("chat", chat.model, messages, max_tokens, fmt, sampling, rule), lambda: self.run(
+            lambda: chat.complete(messages, max_tokens=max_tokens, response_format=fmt, sampling=sampling,
+                                  stop_repeats=rule)))
         self.bump("chat")
         texts = result.choices or (result.text,)
         return {

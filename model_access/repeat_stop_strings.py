@@ -1,0 +1,84 @@
+"""Repeat-stop for JSON replies whose string values loop (rule `json_strings`).
+
+A small model asked for a JSON summary or description can loop inside one string ("the workshop
+is described as a place where participants can push their limits ... the workshop is described
+as a place where ...") until `max_tokens` ends it: the reply is then invalid JSON, which the
+package retries. Seen on cognee's chunk summaries at 1.5B: one such reply ran 2,048 tokens, six
+minutes of a 2-core machine. This scanner keeps RepeatScanner's rule (a repeated top-level list
+item ends the reply) and adds the plain-text rule inside strings: a run of `n` words that the
+reply's strings already held ends the reply there, the string is closed after its last whole
+sentence before the repeat, and the brackets still open are closed, so the package gets valid
+JSON holding everything said before the loop.
+
+Only strings inside a JSON container count (a quote in prose before the JSON starts nothing),
+and a run never spans two strings, so the cut always lies inside the string being read.
+Escapes are word breaks (`\\n`, `\\"`, and `\\u` with its four hex digits), so a cut never splits
+one. The cut is a pure function of the text, as for every rule of model_access.repeat_stop.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .repeat_stop import TEXT_NGRAM, Cut, RepeatScanner
+
+_WORD_CHAR = re.compile(r"[\w'’-]")
+
+
+class StringRepeatScanner(RepeatScanner):
+    def __init__(self, n: int = TEXT_NGRAM):
+        super().__init__()
+        self.n = n
+        self._seen: dict[tuple[str, ...], int] = {}  # n-gram -> raw offset of its first word
+        self._window: list[tuple[str, int]] = []  # (folded word, raw start) in the current string
+        self._word_start: int | None = None
+        self._string_start: int | None = None  # raw offset of the open string's quote, if counted
+        self._blank = 0  # hex digits of a \\u escape still to skip
+
+    def _string_edge(self, start: int | None = None) -> None:
+        if start is None:  # the string closes: its last word is complete
+            self._end_word(self._pos - 1)  # the closing quote's offset
+            self._string_start = None
+        else:
+            self._string_start = start if self._stack else None
+        self._window, self._word_start, self._blank = [], None, 0
+
+    def _string_char(self, i: int, ch: str, escaped: bool) -> None:
+        if self._string_start is None or self.cut is not None:
+            return
+        if self._blank:
+            self._blank -= 1
+            escaped = True
+        elif escaped and ch == "u":
+            self._blank = 4
+        if not escaped and _WORD_CHAR.match(ch):
+            if self._word_start is None:
+                self._word_start = i
+            return
+        self._end_word(i)
+
+    def _end_word(self, end: int) -> None:
+        if self._word_start is None or self._string_start is None:
+            return
+        start, self._word_start = self._word_start, None
+        self._window.append((self.text[start:end].casefold(), start))
+        if len(self._window) < self.n:
+            return
+        gram = tuple(w for w, _ in self._window[-self.n:])
+        first_word = self._window[-self.n][1]
+        if gram in self._seen:
+            self.cut = self._close_string(self._seen[gram], first_word)
+        else:
+            self._seen[gram] = first_word
+
+    def _close_string(self, first: int, repeat_start: int) -> Cut:
+        """The text up to the last sentence end in this string before the repeat (else up to
+        the repeat), the string's quote, then the brackets still open, closed."""
+        lower = max(first, (self._string_start or 0) + 1)
+        ends = [m.end() for m in re.finditer(r"[.!?](?=\s)", self.text[lower:repeat_start])]
+        end = lower + ends[-1] if ends else repeat_start
+        body = self.text[:end].rstrip()
+        while body.endswith("\\") and (len(body) - len(body.rstrip("\\"))) % 2:  # never a lone escape
+            body = body[:-1]
+        closers = "".join("]" if o.kind == "[" else "}" for o in reversed(self._stack))
+        return Cut(body + '"' + closers, repeat_start, "string")

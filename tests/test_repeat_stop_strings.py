@@ -1,0 +1,62 @@
+"""Repeat-stop inside JSON strings (rule json_strings): a string that loops ends at its last whole
+sentence before the repeat, the JSON is closed and valid, a reply without a loop is untouched,
+and a streamed cut equals the whole-reply cut. Texts are invented."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from model_access.repeat_stop import RULES, cut_whole, scanner_for
+
+LOOP = "The fair is a place where weavers can meet and share their patterns with friends. "
+
+
+def _pieces(text: str, seed: int):
+    scanner, rng, i = scanner_for("json_strings"), random.Random(seed), 0
+    while i < len(text) and scanner.cut is None:
+        n = rng.randint(1, 9)
+        scanner.feed(text[i:i + n])
+        i += n
+    return scanner.finish()
+
+
+def test_a_looping_string_is_cut_after_its_last_new_sentence_and_closed() -> None:
+    reply = json.dumps({"summary": "A spring fair in Velden. " + LOOP * 6, "description": "never reached"})
+    out = json.loads(cut_whole("json_strings", reply))
+    assert out == {"summary": "A spring fair in Velden. " + LOOP.strip()}
+    nested = json.dumps({"nodes": [{"id": "n1", "name": "Velden fair", "description": "Weavers came. " + LOOP * 4}]})
+    cut = json.loads(cut_whole("json_strings", nested))
+    assert cut == {"nodes": [{"id": "n1", "name": "Velden fair", "description": "Weavers came. " + LOOP.strip()}]}
+
+
+def test_a_string_repeating_an_earlier_string_is_cut_inside_the_new_one() -> None:
+    first = "Weavers from three valleys brought their looms to the square by the river"
+    reply = json.dumps({"facts": [{"text": first}, {"text": "Later " + first.lower() + " again"}]})
+    out = json.loads(cut_whole("json_strings", reply))
+    assert out == {"facts": [{"text": first}, {"text": "Later"}]}
+
+
+def test_escapes_are_never_split_and_a_clean_reply_is_untouched() -> None:
+    reply = '{"d": "Line one\\u00e9\\n' + LOOP.strip() + ' and ' + LOOP.strip() + '"}'
+    out = cut_whole("json_strings", reply)
+    assert json.loads(out)["d"].startswith("Line one\u00e9\n")
+    assert "weavers" not in json.loads(out)["d"].split("friends.", 1)[1]
+    clean = json.dumps({"summary": "Weavers met at the Velden fair. Each brought a loom.",
+                        "entities": [{"name": "Velden"}, {"name": "Ada Roon"}]})
+    assert cut_whole("json_strings", clean) == clean
+    prose = 'He said "' + LOOP * 3 + '" twice.'  # quotes outside JSON are no strings
+    assert cut_whole("json_strings", prose) == prose
+
+
+def test_top_level_item_repeats_are_still_cut_and_the_rule_has_its_own_key() -> None:
+    reply = json.dumps({"nodes": [{"id": "1", "name": "Ada"}, {"id": "2", "name": "Ada"}, {"id": "3", "name": "Bo"}]})
+    assert json.loads(cut_whole("json_strings", reply)) == {"nodes": [{"id": "1", "name": "Ada"}]}
+    assert len(set(RULES.values())) == len(RULES)
+
+
+def test_streamed_cut_equals_whole_reply_cut() -> None:
+    reply = json.dumps({"summary": "A spring fair. " + LOOP * 5, "tags": ["a", "b"]})
+    whole = cut_whole("json_strings", reply)
+    for seed in range(6):
+        assert _pieces(reply, seed).text == whole
