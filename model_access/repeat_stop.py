@@ -259,7 +259,7 @@ class LineBlockScanner:
 # rule -> the name that joins the cache key of every call using it
 RULES = {"json_items": "repeated_top_level_item_ignoring_id/v1", "text_ngrams": f"repeated_{TEXT_NGRAM}_words/v1",
          "line_blocks": "repeated_line_block_ignoring_id/v1",
-         "json_strings": f"repeated_top_level_item_ignoring_id+repeated_{TEXT_NGRAM}_words_in_strings/v1"}
+         "json_strings": f"repeated_{TEXT_NGRAM}_words_within_one_json_string/v1"}
 
 
 def scanner_for(rule: str) -> RepeatScanner | NgramScanner | LineBlockScanner:

@@ -4,14 +4,16 @@ A small model asked for a JSON summary or description can loop inside one string
 is described as a place where participants can push their limits ... the workshop is described
 as a place where ...") until `max_tokens` ends it: the reply is then invalid JSON, which the
 package retries. Seen on cognee's chunk summaries at 1.5B: one such reply ran 2,048 tokens, six
-minutes of a 2-core machine. This scanner keeps RepeatScanner's rule (a repeated top-level list
-item ends the reply) and adds the plain-text rule inside strings: a run of `n` words that the
-reply's strings already held ends the reply there, the string is closed after its last whole
-sentence before the repeat, and the brackets still open are closed, so the package gets valid
-JSON holding everything said before the loop.
+minutes of a 2-core machine. Here a run of `n` words that the same string already held ends the
+reply: the string is closed after its last whole sentence before the repeat, and the brackets
+still open are closed, so the package gets valid JSON holding everything said before the loop.
 
-Only strings inside a JSON container count (a quote in prose before the JSON starts nothing),
-and a run never spans two strings, so the cut always lies inside the string being read.
+Deliberately narrower than GSW's rules. A repeated list item does not end the reply, nor does a
+string that repeats an earlier one: cognee's graph replies list a node twice and then write the
+edges, and cutting at the repeated node (tried first, 2026-12-04) dropped the edges that follow
+the nodes (chapter 1 kept 1 of 4 relationships). A loop inside one string has no such sequel.
+
+Only strings inside a JSON container count (a quote in prose before the JSON starts nothing).
 Escapes are word breaks (`\\n`, `\\"`, and `\\u` with its four hex digits), so a cut never splits
 one. The cut is a pure function of the text, as for every rule of model_access.repeat_stop.
 """
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from .repeat_stop import TEXT_NGRAM, Cut, RepeatScanner
+from .repeat_stop import TEXT_NGRAM, Cut, RepeatScanner, _Open
 
 _WORD_CHAR = re.compile(r"[\w'’-]")
 
@@ -29,7 +31,7 @@ class StringRepeatScanner(RepeatScanner):
     def __init__(self, n: int = TEXT_NGRAM):
         super().__init__()
         self.n = n
-        self._seen: dict[tuple[str, ...], int] = {}  # n-gram -> raw offset of its first word
+        self._seen: dict[tuple[str, ...], int] = {}  # n-gram of the open string -> raw offset of its first word
         self._window: list[tuple[str, int]] = []  # (folded word, raw start) in the current string
         self._word_start: int | None = None
         self._string_start: int | None = None  # raw offset of the open string's quote, if counted
@@ -41,7 +43,11 @@ class StringRepeatScanner(RepeatScanner):
             self._string_start = None
         else:
             self._string_start = start if self._stack else None
-        self._window, self._word_start, self._blank = [], None, 0
+        self._window, self._seen, self._word_start, self._blank = [], {}, None, 0
+
+    def _repeated(self, lst: _Open, item: str) -> bool:
+        """A repeated list item is no loop here (see the module docstring)."""
+        return False
 
     def _string_char(self, i: int, ch: str, escaped: bool) -> None:
         if self._string_start is None or self.cut is not None:
