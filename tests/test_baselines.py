@@ -237,10 +237,11 @@ def test_a_packages_looping_json_reply_reaches_it_cut_and_closed(scripted, tmp_p
 def test_stop_repeats_joins_the_index_identity_only_when_set_and_names_its_rules() -> None:
     from methods.base import Services
     from methods.external.cognee import CogneeMethod
+    from model_access.repeat_stop import RULES
 
     services = Services(llm=None, embedder=None, cap=None, store_root=Path("."))  # type: ignore[arg-type]
     assert "stop_repeats" not in CogneeMethod(services).params()  # saved indexes keep their folders
-    assert CogneeMethod(services, stop_repeats="json_strings").params()["stop_repeats"] == "json_strings"
+    assert CogneeMethod(services, stop_repeats="json_strings").params()["stop_repeats"] == RULES["json_strings"]
     with pytest.raises(ValueError, match="json_strings"):
         CogneeMethod(services, stop_repeats="loops")
 

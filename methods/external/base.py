@@ -121,10 +121,11 @@ class ExternalMethod(MemoryMethod):
         return {"units": self.units_for_worker(corpus)}
 
     def params(self) -> dict[str, Any]:
-        # stop_repeats joins the index's identity only when set: indexes built before it keep theirs
+        # stop_repeats joins the index's identity only when set (indexes built before it keep
+        # theirs), as the rule's versioned name: a changed rule builds its own index
         return {"package_env": f"{self.env_name}-{envs.SPECS[self.env_name].fingerprint()}",
                 "chat_alias": self.chat_alias, "embedding_alias": self.embedding_alias,
-                **({"stop_repeats": self.stop_repeats} if self.stop_repeats is not None else {}),
+                **({"stop_repeats": RULES[self.stop_repeats]} if self.stop_repeats is not None else {}),
                 **self.settings()}
 
     def uncapped_text(self, context: str) -> list[str]:
