@@ -152,6 +152,20 @@ _WORD = re.compile(r"[\w'’-]+")
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s")
 
 
+def repeated_run(words: list[tuple[str, int]], n: int, seen: dict[tuple[str, ...], int]) -> tuple[int, int] | None:
+    """After a word was appended to `words` ((folded word, offset) pairs): the offsets of the
+    first occurrence and of the repeat when its last `n` words were seen before, else None
+    (and the run is recorded in `seen`)."""
+    if len(words) < n:
+        return None
+    gram = tuple(w for w, _ in words[-n:])
+    start = words[-n][1]
+    if gram in seen:
+        return seen[gram], start
+    seen[gram] = start
+    return None
+
+
 class NgramScanner:
     """The plain-text counterpart: a run of `n` words (case-folded) that already occurred in the
     reply ends it. The text is cut before the repeat, at the last sentence end when there is
@@ -174,14 +188,10 @@ class NgramScanner:
                 break
             self._pos = m.end()
             self._words.append((m.group().casefold(), m.start()))
-            if len(self._words) < self.n:
-                continue
-            gram = tuple(w for w, _ in self._words[-self.n:])
-            start = self._words[-self.n][1]
-            if gram in self._seen:
-                self.cut = self._close(self._seen[gram], start)
+            hit = repeated_run(self._words, self.n, self._seen)
+            if hit is not None:
+                self.cut = self._close(*hit)
                 return self.cut
-            self._seen[gram] = start
         return None
 
     def finish(self) -> Cut | None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from .repeat_stop import TEXT_NGRAM, Cut, RepeatScanner, _Open
+from .repeat_stop import TEXT_NGRAM, Cut, RepeatScanner, _Open, repeated_run
 
 _WORD_CHAR = re.compile(r"[\w'’-]")
 
@@ -68,14 +68,9 @@ class StringRepeatScanner(RepeatScanner):
             return
         start, self._word_start = self._word_start, None
         self._window.append((self.text[start:end].casefold(), start))
-        if len(self._window) < self.n:
-            return
-        gram = tuple(w for w, _ in self._window[-self.n:])
-        first_word = self._window[-self.n][1]
-        if gram in self._seen:
-            self.cut = self._close_string(self._seen[gram], first_word)
-        else:
-            self._seen[gram] = first_word
+        hit = repeated_run(self._window, self.n, self._seen)
+        if hit is not None:
+            self.cut = self._close_string(*hit)
 
     def _close_string(self, first: int, repeat_start: int) -> Cut:
         """The text up to the last sentence end in this string before the repeat (else up to
