@@ -17,8 +17,8 @@ from pathlib import Path
 
 
 def main(argv: list[str]) -> int:
-    from evaluation.health.run import load_thresholds
     from evaluation.health.table import markdown, rows, side_by_side
+    from evaluation.runs.health_file import load_thresholds
     from evaluation.runs.locking import FolderBusyError, FolderLock
     from harness.health import run_health, write_health
 

@@ -14,7 +14,8 @@ from datasets.types import Question
 from evaluation.conversations.locomo import LoCoMoProtocol
 from evaluation.conversations.locomo_answer import EXAMPLES
 from evaluation.health.answer import answer_checks, copied_example
-from evaluation.health.run import load_thresholds, prompt_examples
+from evaluation.health.run import prompt_examples
+from evaluation.runs.health_file import load_thresholds
 from evaluation.runs.upgrade import read_config
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -78,7 +78,7 @@ def test_version_3_is_accepted_and_unknown_versions_are_refused() -> None:
 def test_health_flags_a_run_scored_under_an_older_grounding_version(tmp_path: Path) -> None:
     from evaluation.conversations.locomo import LoCoMoProtocol
     from evaluation.health.judge import grounding_check
-    from evaluation.health.run import load_thresholds
+    from evaluation.runs.health_file import load_thresholds
     from harness.health import run_health
 
     limits = load_thresholds()["judge"]["grounding"]

@@ -17,8 +17,7 @@ from evaluation.health.answer import answer_checks, loop
 from evaluation.health.context import context_checks, is_empty
 from evaluation.health.index import index_checks
 from evaluation.health.judge import judge_checks
-from evaluation.health.run import load_thresholds
-from evaluation.runs.health_file import read_health
+from evaluation.runs.health_file import load_thresholds, read_health
 from harness.health import index_folder, run_health, write_health
 from methods.output_guard import name_problem
 

@@ -132,7 +132,7 @@ def test_memories_that_copy_their_unit_word_for_word_fail_health(tmp_path) -> No
     other words does not, nor one too short to tell. Nearly all copies fail `source_copies`: the
     run's score is then a sentence retriever's, not mem0's extraction (invented text)."""
     from evaluation.health.index import index_checks
-    from evaluation.health.run import load_thresholds
+    from evaluation.runs.health_file import load_thresholds
 
     text = ("The lanterns along the quay were lit one by one as the ferry from the north came in late. "
             "Tomas waited by the ticket hut with a basket of pears for his aunt.")

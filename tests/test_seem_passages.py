@@ -15,7 +15,7 @@ from scripted_server import ScriptedServer
 
 from datasets.types import Corpus, Unit
 from evaluation.health.index import index_checks
-from evaluation.health.run import load_thresholds
+from evaluation.runs.health_file import load_thresholds
 from methods.seem.frames import copies_opening, extract_passage, retry_counts
 from methods.seem.passages import Passage, balanced, speaker_turns, split_passages
 from methods.seem.prompts import EXAMPLE_FRAME

@@ -19,15 +19,6 @@ from .context import context_checks
 from .index import index_checks
 from .judge import judge_checks
 
-DEFAULT_THRESHOLDS = Path(__file__).resolve().parents[2] / "conf" / "health" / "default.yaml"
-
-
-def load_thresholds(path: Path | None = None) -> dict[str, Any]:
-    """The thresholds as a plain dict, from conf/health/default.yaml (or `path`) without Hydra."""
-    data = OmegaConf.to_container(OmegaConf.load(path or DEFAULT_THRESHOLDS), resolve=True)
-    assert isinstance(data, dict)
-    return data.get("health", data)  # a file may hold the group under its package name
-
 
 def protocol_class(run: Path) -> type[Protocol]:
     """The run's protocol class (its declarations only: nothing is instantiated or loaded)."""

@@ -1,7 +1,9 @@
 """RUN_DIR/health.json, as every reader sees it (tables, paired differences, explorer).
 
 The checks themselves live in evaluation/health/ (and the methods' own index counters); this
-module only reads and writes the file, so a table never needs to know how a check works.
+module only reads and writes the file and the thresholds (conf/health/default.yaml), so a table
+never needs to know how a check works, and the upgrade module can give a saved config today's
+thresholds for checks added after it.
 Format 1: {"format": 1, "checks": [{"name", "scope", "status", "value", "threshold", "message"}]}.
 """
 
@@ -12,7 +14,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from omegaconf import OmegaConf
+
 HEALTH_FORMAT = 1
+DEFAULT_THRESHOLDS = Path(__file__).resolve().parents[2] / "conf" / "health" / "default.yaml"
 SCOPES = ("index", "context", "answer", "judge")
 STATUSES = ("ok", "warn", "fail")
 
@@ -67,3 +72,10 @@ def read_health(run: Path) -> Health | None:
     if int(data.get("format", 0)) > HEALTH_FORMAT:
         raise ValueError(f"{path}: health format {data['format']} is newer than this code's {HEALTH_FORMAT}")
     return Health([Check(**c) for c in data.get("checks", [])])
+
+
+def load_thresholds(path: Path | None = None) -> dict[str, Any]:
+    """The thresholds as a plain dict, from conf/health/default.yaml (or `path`) without Hydra."""
+    data = OmegaConf.to_container(OmegaConf.load(path or DEFAULT_THRESHOLDS), resolve=True)
+    assert isinstance(data, dict)
+    return data.get("health", data)  # a file may hold the group under its package name

@@ -43,6 +43,7 @@ from omegaconf import DictConfig, OmegaConf
 from model_access.errors import ConfigError
 
 from ..conversations.locomo import CATEGORY_5_BY_JUDGE, JUDGE_PROMPTS
+from .health_file import load_thresholds
 
 RUN_FORMAT = 3  # 3: GSW's issue-26 settings (INTRODUCED until_format=3); artifacts laid out as in 2
 
@@ -193,8 +194,6 @@ def upgrade_config(cfg: DictConfig | dict[str, Any]) -> DictConfig:
 def _with_new_checks(saved: dict[str, Any]) -> dict[str, Any]:
     """Saved health thresholds, plus today's for checks added after the run was saved (health
     is judged by today's code; a check the run's config predates has no saved threshold)."""
-    from evaluation.health.run import load_thresholds
-
     def merge(current: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
         return {**current, **{k: merge(current[k], v) if isinstance(v, dict) and isinstance(current.get(k), dict)
                               else v for k, v in old.items()}}
