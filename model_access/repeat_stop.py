@@ -142,8 +142,11 @@ class RepeatScanner:
     def _close(self, lst: _Open, repeat_start: int) -> Cut:
         """The text up to the list's last new item, then the brackets still open, closed."""
         end = lst.last_item_end if lst.last_item_end is not None else lst.start + 1
-        closers = "".join("]" if o.kind == "[" else "}" for o in reversed(self._stack))
-        return Cut(self.text[:end] + closers, repeat_start, lst.key or "?")
+        return Cut(self.text[:end] + self._closers(), repeat_start, lst.key or "?")
+
+    def _closers(self) -> str:
+        """The brackets still open, closed innermost first."""
+        return "".join("]" if o.kind == "[" else "}" for o in reversed(self._stack))
 
 
 def cut_repeats(text: str) -> Cut | None:
@@ -347,8 +350,7 @@ class StringRepeatScanner(RepeatScanner):
         body = self.text[:end].rstrip()
         while body.endswith("\\") and (len(body) - len(body.rstrip("\\"))) % 2:  # never a lone escape
             body = body[:-1]
-        closers = "".join("]" if o.kind == "[" else "}" for o in reversed(self._stack))
-        return Cut(body + '"' + closers, repeat_start, "string")
+        return Cut(body + '"' + self._closers(), repeat_start, "string")
 
 
 # rule -> the name that joins the cache key of every call using it
@@ -371,9 +373,14 @@ def scanner_for(rule: str) -> RepeatScanner | NgramScanner | LineBlockScanner | 
     raise ValueError(f"unknown repeat-stop rule {rule!r}; choose one of {sorted(RULES)}")
 
 
-def cut_whole(rule: str, text: str) -> str:
-    """A whole reply under a rule: its cut text, or the text itself when nothing repeats."""
+def cut_by(rule: str, text: str) -> Cut | None:
+    """The cut a rule makes in a whole reply (None when nothing repeats)."""
     scanner = scanner_for(rule)
     scanner.feed(text)
-    cut = scanner.finish()
+    return scanner.finish()
+
+
+def cut_whole(rule: str, text: str) -> str:
+    """A whole reply under a rule: its cut text, or the text itself when nothing repeats."""
+    cut = cut_by(rule, text)
     return cut.text if cut is not None else text

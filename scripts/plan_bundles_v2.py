@@ -66,7 +66,7 @@ def bundled_run(bundle: str, method: str, cfg: Any, results: Path = RESULTS) -> 
     n = cfg.subset.n
     for run in json.loads(manifest.read_text())["runs"]:
         meta = json.loads((manifest.parent / run["path"] / "meta.json").read_text())
-        if (meta["method"], meta["dataset"]) != (method, run["dataset"]) or run["dataset"] != cfg.dataset.name:
+        if (meta["method"], meta["dataset"]) != (method, cfg.dataset.name):
             continue
         same_models = (meta["answer_model"], meta.get("index_model"), meta["judge_model"]) == (
             cfg.llm.model, index_model, cfg.judge.model)

@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from model_access.repeat_stop import RULES, cut_repeats, cut_text_repeats, scanner_for  # noqa: E402
+from model_access.repeat_stop import RULES, cut_by, cut_repeats, cut_text_repeats  # noqa: E402
 from model_access.tokenizer import count_tokens  # noqa: E402
 
 
@@ -62,12 +62,6 @@ def lost_items(whole: str, kept: str) -> int:
     return n
 
 
-def _cut_by(rule: str, text: str):
-    scanner = scanner_for(rule)
-    scanner.feed(text)
-    return scanner.finish()
-
-
 def replay(values: list[dict], rule: str | None = None) -> dict[str, dict[str, float]]:
     """Per reply kind: what the cut would save; `rule` applies one rule to every reply (as
     `method.stop_repeats` does at the packages' proxy), else GSW's pair (JSON items, text runs)."""
@@ -82,7 +76,7 @@ def replay(values: list[dict], rule: str | None = None) -> dict[str, dict[str, f
         row["tokens"] += ct
         row["max_tokens_cut"] += v.get("finish_reason") == "length"
         if rule is not None:
-            cut = _cut_by(rule, text)
+            cut = cut_by(rule, text)
         else:
             cut = cut_text_repeats(text) if kind == "text" else cut_repeats(text)
         if cut is None:
