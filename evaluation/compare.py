@@ -96,6 +96,15 @@ def statistics_lines(runs: list[Run]) -> list[str]:
     return ["", *lines] if lines else []
 
 
+def _scoring(run: Run) -> str:
+    """A run's policy, credit and grounding version (runs differing in any do not compare)."""
+    parts = [str(run.metrics[k]) for k in ("policy", "credit") if k in run.metrics]
+    proto = (run.metrics.get("provenance") or {}).get("protocol") or {}
+    if isinstance(proto, dict) and proto.get("grounding_version") is not None:
+        parts.append(f"grounding v{proto['grounding_version']}")
+    return ", ".join(parts) or "-"
+
+
 def provenance_lines(runs: list[Run]) -> list[str]:
     keys = ("answer_model", "judge_model", "data_version", "subset", "context_cap")
     out = []
@@ -103,8 +112,7 @@ def provenance_lines(runs: list[Run]) -> list[str]:
         values = sorted({str(r.meta.get(key)) for r in runs})
         flag = "" if len(values) == 1 else "  <-- DIFFERS: these runs do not compare"
         out.append(f"- {key}: {' | '.join(values)}{flag}")
-    policies = sorted({", ".join(str(r.metrics[k]) for k in ("policy", "credit") if k in r.metrics) or "-"
-                       for r in runs})  # e.g. "lenient, grounded": runs differing in credit do not compare
+    policies = sorted({_scoring(r) for r in runs})  # "lenient, grounded, grounding v4": any difference breaks the comparison
     out.append(f"- scoring: {' | '.join(policies)}" + ("" if len(policies) == 1 else "  <-- DIFFERS"))
     out += [f"- {line}" for line in setup_lines(runs)]  # experiment, indexing model, P/R convention
     if not any("gpt-4o" in str(r.meta.get("answer_model", "")).lower() for r in runs):

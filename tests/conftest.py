@@ -60,11 +60,9 @@ def run_cli(args: list[str], env: dict[str, str] | None = None, timeout: int = 3
 
 def bundled_question(bundle: str, method: str, qid: str) -> tuple[dict, dict]:
     """(prediction, judgment) of one question in a shipped bundle's run folder (results/BUNDLE)."""
-    import json
+    from evaluation.runs.folder import read_jsonl_file
 
     run = next((Path(__file__).resolve().parents[1] / "results" / bundle / "runs").glob(f"*/{method}-*"))
-    pred = next(p for p in map(json.loads, (run / "predictions.jsonl").read_text().splitlines())
-                if p["question_id"] == qid)
-    judged = next(j for j in map(json.loads, (run / "judgments.jsonl").read_text().splitlines())
-                  if j["question_id"] == qid)
+    pred = next(p for p in read_jsonl_file(run / "predictions.jsonl") if p["question_id"] == qid)
+    judged = next(j for j in read_jsonl_file(run / "judgments.jsonl") if j["question_id"] == qid)
     return pred, judged

@@ -13,7 +13,8 @@ from datasets.epbench import EpBenchLoader
 from evaluation.epbench import judge_check as labels
 from evaluation.epbench.universe import KIND_BY_RETRIEVAL
 
-CATEGORIES = {"correct", "partial", "refusal", "hallucinated", "over-long", "paraphrase", "wrong-date-format"}
+CATEGORIES = {"correct", "partial", "refusal", "hallucinated", "over-long", "paraphrase", "wrong-date-format",
+              "zero-cue-refusal", "zero-cue-hallucinated"}
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +42,24 @@ def test_deterministic_only_prints_the_matcher_accuracy_last(data_dir: Path, cap
     numbers = json.loads(out_json.read_text())
     assert numbers["overall"]["deterministic"]["accuracy"] == pytest.approx(float(m.group(1)), abs=1e-3)
     assert numbers["overall"]["deterministic"]["n_credits"] >= 100
+
+
+def test_grounding_only_counts_the_claims_of_zero_cue_answers_under_the_shipped_version(
+        data_dir: Path, capsys, tmp_path: Path) -> None:
+    # grounding version 4 counts a claim for a 0-cue answer that asserts something (invented places,
+    # a bare year); version 3 scored those F1 1, so its F1 error on them is 1 per answer
+    errors = {}
+    for version in (3, 4):
+        out_json = tmp_path / f"v{version}.json"
+        argv = ["--deterministic-only", "--data-dir", str(data_dir), "--json", str(out_json),
+                "--override", f"dataset.protocol.grounding_version={version}"]
+        assert judge_check.main(argv) == 0
+        cats = json.loads(out_json.read_text())["by_category"]
+        errors[version] = {c: cats[c]["grounding_only"]["f1_mae"] for c in ("zero-cue-hallucinated", "refusal",
+                                                                          "zero-cue-refusal")}
+    capsys.readouterr()
+    assert errors[3]["zero-cue-hallucinated"] >= 0.5
+    assert errors[4] == {"zero-cue-hallucinated": 0.0, "refusal": 0.0, "zero-cue-refusal": 0.0}
 
 
 def test_all_configurations_against_a_scripted_judge(data_dir: Path, scripted, capsys, tmp_path: Path) -> None:

@@ -30,10 +30,9 @@ from model_access.errors import ModelCallError
 from ..agreement import cohen_kappa
 from ..labels import META, category_lines, labelled_questions
 from ..protocol import fmt
-from .evidence import ground_v2
 from .grounding import ground
 from .judge import judge_one, judge_two_pass
-from .matcher import match_answer
+from .matcher import checks, match_answer
 from .scoring import dedupe_gold, score_question
 from .universe import KIND_BY_RETRIEVAL, Universe
 
@@ -81,12 +80,15 @@ def run_matcher(cases: list[Case], universe: Universe, grounding_version: int = 
 
 
 def _grounded(c: Case, raw: dict[str, Any], universe: Universe, version: int) -> tuple[list[float], int]:
+    """The grounded credit and claim count a run's judgments line gets under `version` (from
+    version 3 on, the claim floors live in matcher.checks, so the check reads them there)."""
     gold, scores = dedupe_gold(list(c.question.gold), raw["matching_score_raw"])
     if version >= 2:
-        g = ground_v2(c.label["answer"], gold, scores, raw["identified_items"], c.kind, universe, c.question.text)
-    else:
-        g = ground(c.label["answer"], gold, scores, raw["identified_items"], c.kind,
-                   universe.values(c.kind), universe.generic_event_words, c.question.text)
+        line = checks(c.question.text, c.question.attrs["retrieval_type"], gold, scores, raw["identified_items"],
+                      c.label["answer"], universe, version)
+        return line["matching_score_grounded"], line["n_pred_grounded"]
+    g = ground(c.label["answer"], gold, scores, raw["identified_items"], c.kind,
+               universe.values(c.kind), universe.generic_event_words, c.question.text)
     return g.matching_score, g.n_pred
 
 
@@ -167,4 +169,7 @@ def report(cases: list[Case], configs: list[str], judge_name: str) -> tuple[str,
         lines.append(f"| {name} | {fmt(m['accuracy'])} | {fmt(m['kappa'])} | {m['false_credit']} | "
                      f"{fmt(m['false_accept_rate'])} | {m['missed_credit']} | {fmt(m['f1_mae'])} | {m['judge_failed']} |")
     lines += category_lines("Credit accuracy by answer category:", cases, configs, by_cat)
+    lines += ["", "F1 abs. error by answer category (a 0-cue answer has no credit to get right, only its "
+              "claims to count):", "", "| category | " + " | ".join(configs) + " |", "|---|" + "---|" * len(configs)]
+    lines += [f"| {cat} | " + " | ".join(fmt(by_cat[cat][k]["f1_mae"]) for k in configs) + " |" for cat in cats]
     return "\n".join(lines), {"judge": judge_name, "overall": overall, "by_category": by_cat}

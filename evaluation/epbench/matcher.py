@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..answer_text import find_dates, normalize, parse_date
-from .evidence import ground_v2
+from .evidence import affirmed_text, ground_v2
 from .grounding import (
     FULL,
     PARTIAL,
@@ -133,6 +133,20 @@ def _match_dates(question: str, gold: Sequence[str], text: str, declined: bool) 
     return MatchResult("date", scores, keys, declined or not keys)
 
 
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+_NOTHING = re.compile(r"^\W*(?:nothing|none|nobody|no one|no)\b", re.I)
+
+
+def zero_cue_claims(answer: str, question: str) -> bool:
+    """Whether an answer to a question with nothing to find claims something anyway: three words
+    beyond the question's own, or a year the question did not name ("2026" for "list all dates"),
+    outside the sentences that decline and the clauses that deny ("Nothing happens on ...")."""
+    text = "\n".join(c for c in affirmed_text(answer).splitlines() if not _NOTHING.match(c))
+    asked = set(content_tokens(question))
+    return len([t for t in content_tokens(text) if t not in asked]) >= 3 \
+        or bool(set(_YEAR.findall(text)) - set(_YEAR.findall(question)))
+
+
 def checks(question: str, retrieval_type: str, gold: list[str], scores: list[float],
            identified: list[str], answer: str, universe: Universe, grounding_version: int = 2) -> dict[str, Any]:
     """The grounded credit (under `grounding_version`, evidence.py) and the matcher's result for
@@ -141,7 +155,14 @@ def checks(question: str, retrieval_type: str, gold: list[str], scores: list[flo
     Version 3: the claims that count against precision are never fewer than the items of the
     asked kind the matcher finds in the answer. A local judge lists the claims it credits and
     leaves out the wrong ones (a 0-cue answer naming three places judged as claiming nothing, so
-    scored 1), which grounding alone cannot see: it checks the items listed, not the ones left out."""
+    scored 1), which grounding alone cannot see: it checks the items listed, not the ones left out.
+
+    Version 4: on a 0-cue question (no gold item), an answer that asserts something beyond the
+    question's own words, outside sentences that decline, counts at least one claim
+    (`zero_cue_claims`). The matcher
+    knows only the book's values, so an answer that invents places ("the Ice Sculpture Park") or
+    writes a date it cannot parse ("2024 March 23", or a bare "2026") found no claim under version 3,
+    and a judge that listed none scored it F1 1: a hallucination scored as the right "nothing to find"."""
     kind = KIND_BY_RETRIEVAL.get(retrieval_type)
     if grounding_version >= 2:
         g = ground_v2(answer, gold, scores, identified, kind, universe, question)
@@ -154,6 +175,9 @@ def checks(question: str, retrieval_type: str, gold: list[str], scores: list[flo
     if grounding_version >= 3 and det is not None:
         beyond = max(0, len(det.identified_items) - g.n_pred)
         n_pred += beyond
+    unlisted = grounding_version >= 4 and not gold and n_pred == 0 and zero_cue_claims(answer, question)
+    if unlisted:
+        beyond, n_pred = beyond + 1, n_pred + 1
     out = {
         "identified_items_grounded": g.identified_items, "unsupported_items": g.unsupported_items,
         "matching_score_grounded": g.matching_score, "n_pred_grounded": n_pred,
@@ -164,6 +188,8 @@ def checks(question: str, retrieval_type: str, gold: list[str], scores: list[flo
         out["recredited_gold"] = g.recredited
     if grounding_version >= 3:
         out["claims_beyond_judge"] = beyond
+    if grounding_version >= 4:
+        out["zero_cue_assertion"] = unlisted
     return out
 
 

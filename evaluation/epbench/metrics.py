@@ -141,6 +141,8 @@ class EpBenchMetrics:
             out["grounding"]["claims_beyond_judge"] = sum(int(j.get("claims_beyond_judge", 0)) for j in checked)
             out["grounding"]["questions_with_claims_beyond_judge"] = sum(
                 1 for j in checked if j.get("claims_beyond_judge", 0))
+        if self.grounding_version >= 4:
+            out["grounding"]["zero_cue_assertions"] = sum(1 for j in checked if j.get("zero_cue_assertion"))
         answers = {p["question_id"]: p.get("answer", "") for p in predictions}
         out["agreement"] = {"credit": credit,
                             **agreement(matched, lambda j: view(j, credit), answers),

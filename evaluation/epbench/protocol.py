@@ -34,11 +34,11 @@ class EpBenchProtocol(Protocol):
     name = "epbench"
     version = "2"
     gold_strings_in_text = True  # the gold items are the book's names, places, dates and events
-    current_grounding = 3  # 3: precision counts the claims the matcher finds (a small judge lists only those it credits)
+    current_grounding = 4  # 4: a 0-cue answer that asserts something claims something (matcher.checks)
 
     def __init__(self, policy: str = "lenient", resamples: int = 1000, seed: int = 0,
                  credit: str = "raw", judge_mode: str = "one_pass", data_dir: str | None = None,
-                 book: int | None = None, judge_version: int = 2, grounding_version: int = 3,
+                 book: int | None = None, judge_version: int = 2, grounding_version: int = 4,
                  pr_convention: str | None = "defined_only", order_judge_version: int = 2):
         """`pr_convention` None: a run configured before the setting (defined_only, unnamed in its
         metrics); `order_judge_version` 1: the order judge that saw the answer (order.py)."""
@@ -53,7 +53,8 @@ class EpBenchProtocol(Protocol):
                              "(2 bounds the judge's reply; 1 is the first, unbounded judge)")
         if grounding_version not in EPBENCH_GROUNDING_VERSIONS:
             raise ValueError(f"protocol.grounding_version must be one of {EPBENCH_GROUNDING_VERSIONS}, not "
-                             f"{grounding_version!r} (3: 2, and precision counts every claim the matcher finds; "
+                             f"{grounding_version!r} (4: 3, and a 0-cue answer that asserts something counts one claim; "
+                             "3: 2, and precision counts every claim the matcher finds; "
                              "2: no credit without evidence, event contents included; 1: runs before 2026-12-01)")
         if pr_convention is not None and pr_convention not in PR_CONVENTIONS:
             raise ValueError(f"protocol.pr_convention must be one of {PR_CONVENTIONS}, not {pr_convention!r} "

@@ -78,8 +78,8 @@ def grounding_check(metrics: dict[str, Any], current: int | None, limits: dict[s
         return check("judge_grounding", SCOPE, 0, limits, f"scored under grounding version {version}, the current one")
     return check("judge_grounding", SCOPE, behind, limits,
                  f"scored under grounding version {version}, {behind} behind the current {current}: "
-                 f"run it again with dataset.protocol.grounding_version={current} (its answers and the judge's "
-                 "calls come from the cache) before comparing it with a new run")
+                 f"`memeval regrade RUN_DIR --set dataset.protocol.grounding_version={current}` rescores it "
+                 "from the cache (no model call) before comparing it with a new run")
 
 
 def judge_checks(run: Path, metrics: dict[str, Any], judgments: list[dict[str, Any]],

@@ -1,0 +1,79 @@
+"""`memeval regrade`: a saved run under another grounding version, from the cache alone, in a new
+folder; the old folder untouched, no request to any server, and a setting that needs fresh calls
+refused with the call named."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from conftest import _data_dir, run_cli, scripted_overrides
+from scripted_server import ScriptedServer
+
+from cli import regrade
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory) -> tuple[ScriptedServer, Path, Path]:
+    tmp = tmp_path_factory.mktemp("regrade")
+    server = ScriptedServer().__enter__()
+    done = run_cli(["method=embedding_rag", "subset.n=6", "dataset=epbench20",
+                    *scripted_overrides(server, tmp, _data_dir())])
+    assert done.returncode == 0, done.stderr[-3000:]
+    (run,) = (tmp / "runs" / "epbench20").iterdir()
+    yield server, tmp, run
+    server.__exit__(None, None, None)
+
+
+def test_regrade_writes_a_new_run_under_the_changed_version_with_no_request(made, capsys) -> None:
+    server, tmp, run = made
+    before, sent = _digest(run), server.count()
+    assert json.loads((run / "metrics.json").read_text())["provenance"]["protocol"]["grounding_version"] == 4
+    out_root = tmp / "regraded"
+    rc = regrade.main([str(run), "--set", "dataset.protocol.grounding_version=3", "--output-root", str(out_root)])
+    assert rc == 0, capsys.readouterr().err
+    assert server.count() == sent  # every call came from the cache
+    assert _digest(run) == before  # the saved run is never touched
+    (new,) = (out_root / "epbench20").iterdir()
+    assert new.name != run.name and new.name.startswith("embedding_rag-")
+    metrics = json.loads((new / "metrics.json").read_text())
+    assert metrics["provenance"]["protocol"]["grounding_version"] == 3
+    old_lines = [json.loads(x) for x in (run / "judgments.jsonl").read_text().splitlines()]
+    new_lines = [json.loads(x) for x in (new / "judgments.jsonl").read_text().splitlines()]
+    assert [j["question_id"] for j in new_lines] == [j["question_id"] for j in old_lines]
+    assert all("zero_cue_assertion" in j for j in old_lines if "judge_error" not in j)
+    assert not any("zero_cue_assertion" in j for j in new_lines)  # version 3 lines have no such field
+    assert f"-> {new}" in capsys.readouterr().out
+    # a table of runs scored under different grounding versions says they do not compare
+    from evaluation.compare import main as compare
+
+    assert compare([str(run), str(new)]) == 0
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("- scoring:")]
+    assert "grounding v3" in line and "grounding v4" in line and "DIFFERS" in line
+
+
+def test_a_setting_that_needs_new_calls_is_refused_and_named(made, capsys) -> None:
+    server, tmp, run = made
+    sent = server.count()
+    rc = regrade.main([str(run), "--set", "judge.model=another-judge", "--output-root", str(tmp / "other")])
+    assert rc == 1 and server.count() == sent
+    err = capsys.readouterr().err
+    assert "call(s) the cache does not hold" in err and "another-judge" in err and "python run.py" in err
+
+
+def test_bad_settings_are_refused_before_anything_runs(made, capsys, tmp_path: Path) -> None:
+    server, tmp, run = made
+    assert regrade.main([str(run), "--set", "dataset.protocol.no_such_key=1", "--output-root", str(tmp_path)]) == 2
+    assert "no setting 'dataset.protocol.no_such_key'" in capsys.readouterr().err
+    # the same folder name under the same root would rewrite the saved run
+    assert regrade.main([str(run), "--set", "tracking.mode=disabled", "--output-root", str(tmp / "runs")]) == 2
+    assert "rewrite it" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
+    with pytest.raises(SystemExit):
+        regrade.main([str(run), "--set", "grounding_version"])
