@@ -46,7 +46,8 @@ def _overall(run: Path) -> str:
     return "?"
 
 
-def regrade(run: Path, settings: list[tuple[str, Any]], output_root: Path, index_root: Path | None) -> int:
+def regrade(run: Path, settings: list[tuple[str, Any]], output_root: Path, index_root: Path | None,
+            cache: Path | None = None) -> int:
     """Replay `run` with `settings` applied, writing the new run folder under `output_root`. The
     data is read where the run read it (its `data_dir` joins the run's identity, so another path
     would name another folder than `python run.py` with the same settings)."""
@@ -54,6 +55,7 @@ def regrade(run: Path, settings: list[tuple[str, Any]], output_root: Path, index
 
     from cli.bundle.rerun import replay_config
     from evaluation.runs.folder import config_hash
+    from evaluation.runs.upgrade import upgrade_config
     from harness.build import identity
     from harness.pipeline import run as run_pipeline
     from harness.replay import Replay, replaying
@@ -61,9 +63,10 @@ def regrade(run: Path, settings: list[tuple[str, Any]], output_root: Path, index
 
     register_resolvers()
     with tempfile.TemporaryDirectory(prefix="regrade-") as tmp:
-        cfg = replay_config(run, Path(tmp), None, None, None)
+        cfg = replay_config(run, Path(tmp), cache, None, None)
+        known = upgrade_config(cfg)  # an older run's config lacks keys added since; it means their old values
         for key, value in settings:
-            if OmegaConf.select(cfg, key, default="__missing__") == "__missing__":
+            if OmegaConf.select(known, key, default="__missing__") == "__missing__":
                 print(f"{run}: its config has no setting {key!r}; nothing was run", file=sys.stderr)
                 return 2
             OmegaConf.update(cfg, key, value, merge=False)
@@ -103,6 +106,8 @@ def main(argv: list[str]) -> int:
                     help="where the new run folders go (default runs/, beside new runs)")
     ap.add_argument("--index-root", type=Path, default=None,
                     help="index folders to reuse (default: a scratch folder, the index rebuilt from the cache)")
+    ap.add_argument("--cache", type=Path, default=None,
+                    help="the model-call cache to replay from (default: the run's own cache_path)")
     args = ap.parse_args(argv)
     settings = _parse_set(args.settings)
     missing = [r for r in args.runs if not (r / "config.yaml").exists()]
@@ -111,5 +116,5 @@ def main(argv: list[str]) -> int:
         return 2
     worst = 0
     for run in args.runs:
-        worst = max(worst, regrade(run, settings, args.output_root, args.index_root))
+        worst = max(worst, regrade(run, settings, args.output_root, args.index_root, args.cache))
     return worst

@@ -77,3 +77,25 @@ def test_bad_settings_are_refused_before_anything_runs(made, capsys, tmp_path: P
     assert not any(tmp_path.iterdir())
     with pytest.raises(SystemExit):
         regrade.main([str(run), "--set", "grounding_version"])
+
+
+def test_a_run_saved_before_grounding_versions_regrades_from_its_bundle(tmp_path: Path, capsys) -> None:
+    # the v1 bundle's vanilla run (0.5B answers and judge, config format 0: no grounding_version key,
+    # read as version 1) regraded under version 4 from the bundle's own calls
+    from cli.bundle.verify import import_calls
+
+    bundle = Path(__file__).resolve().parents[1] / "results" / "epbench20-local"
+    cache = tmp_path / "calls.sqlite"
+    assert import_calls(bundle, cache, log=lambda *_: None) == 0
+    (run,) = (bundle / "runs" / "epbench20").glob("vanilla-*")
+    before = _digest(run)
+    rc = regrade.main([str(run), "--set", "dataset.protocol.grounding_version=4", "--output-root",
+                       str(tmp_path / "out"), "--cache", str(cache)])
+    assert rc == 0, capsys.readouterr().err
+    assert _digest(run) == before
+    (new,) = (tmp_path / "out" / "epbench20").iterdir()
+    old_f1 = json.loads((run / "metrics.json").read_text())["overall"]["f1"]
+    new_metrics = json.loads((new / "metrics.json").read_text())
+    assert new_metrics["provenance"]["protocol"]["grounding_version"] == 4
+    # version 1 kept the 0.5B judge's credits for items the answers do not state; version 4 does not
+    assert new_metrics["overall"]["f1"] < old_f1 - 0.2
