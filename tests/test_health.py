@@ -107,6 +107,35 @@ def test_gold_strings_missing_from_contexts_that_claim_the_gold_units_fail() -> 
     assert free.status == "ok" and "figure only" in free.message  # free-text gold: reported only
 
 
+def test_contexts_quoting_units_beyond_the_cap_are_flagged() -> None:
+    # the cap audit the harness records per prediction: units whose own text the context quotes
+    # although the method did not report them (so the cap never counted them)
+    def audited(i: int, beyond: list[str]) -> dict[str, Any]:
+        return _pred(i, f"context {i}", cap_audit={"verbatim_units": ["1", *beyond], "verbatim_beyond_units": beyond,
+                                                   "uncapped_tokens": None, "uncapped_share": None})
+
+    def beyond(preds: list[dict[str, Any]]) -> Any:
+        return {c.name: c for c in context_checks(preds, {}, (), True, {}, TH["context"])}["beyond_cap"]
+
+    clean = beyond([audited(i, []) for i in range(8)])
+    assert (clean.status, clean.value) == ("ok", 0.0)
+    one = beyond([audited(i, ["7", "9"] if i == 3 else []) for i in range(8)])
+    assert one.status == "warn" and one.value == pytest.approx(1 / 8, abs=1e-4)
+    assert "e.g. q3: 2 more (7, 9)" in one.message
+    assert beyond([audited(i, ["7"] if i < 4 else []) for i in range(8)]).status == "fail"
+    unaudited = beyond([_pred(i, "context") for i in range(8)])
+    assert unaudited.status == "ok" and unaudited.value is None  # runs made before the audit
+
+
+def test_cognees_graph_text_from_other_sessions_is_flagged_in_a_shipped_run() -> None:
+    # conv-30's first 8 sessions: two of cognee's 12 contexts carry node text copied from a
+    # session the method did not report (the bundle's NOTES counted them as beyond the cap)
+    root = Path(__file__).resolve().parents[1] / "results" / "locomo-conv30-first8-local" / "runs"
+    (run,) = root.glob("*/cognee-*")
+    check = _by_name(run_health(run, TH))["beyond_cap"]
+    assert check.status == "warn" and check.value == pytest.approx(2 / 12, abs=1e-3)
+
+
 # -- answers -----------------------------------------------------------------------------------
 def test_a_looping_answer_is_flagged() -> None:
     th = TH["answer"]

@@ -8,7 +8,9 @@
 - gold_recall: the gold units the context holds (metrics.json, computed by the score stage);
 - gold_strings: the gold answer strings (normalised; dates by calendar day) found in the context,
   judged against gold-unit recall where the protocol's gold strings are spans of the text: units
-  that are named but whose content is gone (a summary, a graph) show up here.
+  that are named but whose content is gone (a summary, a graph) show up here;
+- beyond_cap: contexts that quote units the method did not report, so the shared cap did not
+  bound them (the harness's cap audit, recorded per prediction).
 """
 
 from __future__ import annotations
@@ -107,4 +109,20 @@ def context_checks(predictions: list[dict[str, Any]], metrics: dict[str, Any], m
         ratio = round(strings / float(recall), 4)
         out.append(check("gold_strings", SCOPE, ratio, th["gold_strings"],
                          f"{what}, {ratio:.2f} of what its gold-unit recall {recall:.2f} claims", low_is_bad=True))
+    out.append(beyond_cap_check(predictions, th["beyond_cap"]))
     return out
+
+
+def beyond_cap_check(predictions: list[dict[str, Any]], limits: dict[str, Any]) -> Check:
+    """Contexts whose text quotes units the method did not report (harness/provenance.py's cap
+    audit): the cap bounds the reported units, so such text passes it unseen. A graph package's
+    node or fact that copies a sentence of another chapter is the usual way."""
+    audits = [(p.get("question_id"), p["cap_audit"]) for p in predictions if isinstance(p.get("cap_audit"), dict)]
+    if not audits:
+        return not_measured("beyond_cap", SCOPE, limits, "no prediction carries a cap audit")
+    flagged = [(qid, a.get("verbatim_beyond_units") or []) for qid, a in audits if a.get("verbatim_beyond_units")]
+    what = f"{pct(len(flagged), len(audits))} contexts quote units beyond the ones the method reported (the cap)"
+    if flagged:
+        qid, units = max(flagged, key=lambda f: len(f[1]))
+        what += f"; e.g. {qid}: {len(units)} more ({', '.join(map(str, units[:6]))})"
+    return check("beyond_cap", SCOPE, share(len(flagged), len(audits)), limits, what)
