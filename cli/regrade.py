@@ -32,18 +32,13 @@ def _parse_set(items: list[str]) -> list[tuple[str, Any]]:
     return out
 
 
-def _overall(run: Path) -> str:
-    import json
+def _headline(run: Path) -> str:
+    """The run's headline as its protocol presents it ("F1 0.355")."""
+    from evaluation.runs.scored import load_run
 
-    try:
-        m = json.loads((run / "metrics.json").read_text())
-    except (OSError, ValueError):
-        return "?"
-    overall = m.get("overall", {})
-    for k in ("f1", "accuracy"):
-        if isinstance(overall.get(k), (int, float)):
-            return f"{k} {overall[k]:.3f}"
-    return "?"
+    r = load_run(run)
+    value = (r.metrics.get(r.presentation.overall) or {}).get(r.presentation.metric)
+    return f"{r.presentation.label} {value:.3f}" if isinstance(value, (int, float)) else "?"
 
 
 def regrade(run: Path, settings: list[tuple[str, Any]], output_root: Path, index_root: Path | None,
@@ -91,7 +86,7 @@ def regrade(run: Path, settings: list[tuple[str, Any]], output_root: Path, index
                   f"e.g. {replay.refused[0][:300]}\nrun it with `python run.py` instead", file=sys.stderr)
             return 1
         assert out is not None
-        print(f"{run.name} ({_overall(run)}) -> {out} ({_overall(out)}): {len(replay.keys)} cached calls, "
+        print(f"{run.name} ({_headline(run)}) -> {out} ({_headline(out)}): {len(replay.keys)} cached calls, "
               f"0 new, {time.perf_counter() - t0:.0f} s")
     return 0
 

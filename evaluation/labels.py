@@ -28,11 +28,13 @@ def labelled_questions(labels_path: Path, dataset: Dataset) -> Iterator[tuple[di
         yield label, q
 
 
-def category_lines(title: str, cases: list, configs: list[str], by_cat: dict[str, dict]) -> list[str]:
-    """The per-answer-category accuracy table both judge checks print (cases carry label["category"])."""
+def category_lines(title: str, cases: list, configs: list[str], by_cat: dict[str, dict],
+                   stat: str = "accuracy") -> list[str]:
+    """A per-answer-category table of one statistic (credit accuracy by default) that both judge
+    checks print (cases carry label["category"])."""
     lines = ["", title, "", "| category | answers | " + " | ".join(configs) + " |",
              "|---|---|" + "---|" * len(configs)]
     for cat in sorted(by_cat):
         n = sum(1 for c in cases if c.label["category"] == cat)
-        lines.append(f"| {cat} | {n} | " + " | ".join(fmt(by_cat[cat][k]["accuracy"]) for k in configs) + " |")
+        lines.append(f"| {cat} | {n} | " + " | ".join(fmt(by_cat[cat][k][stat]) for k in configs) + " |")
     return lines

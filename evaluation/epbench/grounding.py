@@ -31,10 +31,15 @@ def assertive_text(answer: str) -> str:
     return "\n".join(s for s in sentences(answer) if not is_refusal_sentence(s))
 
 
+def words_beyond(text: str, question: str) -> list[str]:
+    """The content words of `text` that the question does not use."""
+    asked = set(content_tokens(question))
+    return [t for t in content_tokens(text) if t not in asked]
+
+
 def asserts_something(answer: str, question: str = "", min_words: int = 3) -> bool:
     """Whether the answer, outside refusals, says at least a few words the question did not."""
-    asked = set(content_tokens(question))
-    return len([t for t in content_tokens(assertive_text(answer)) if t not in asked]) >= min_words
+    return len(words_beyond(assertive_text(answer), question)) >= min_words
 
 
 # -- phrase support --------------------------------------------------------------------------

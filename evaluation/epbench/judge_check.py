@@ -169,7 +169,6 @@ def report(cases: list[Case], configs: list[str], judge_name: str) -> tuple[str,
         lines.append(f"| {name} | {fmt(m['accuracy'])} | {fmt(m['kappa'])} | {m['false_credit']} | "
                      f"{fmt(m['false_accept_rate'])} | {m['missed_credit']} | {fmt(m['f1_mae'])} | {m['judge_failed']} |")
     lines += category_lines("Credit accuracy by answer category:", cases, configs, by_cat)
-    lines += ["", "F1 abs. error by answer category (a 0-cue answer has no credit to get right, only its "
-              "claims to count):", "", "| category | " + " | ".join(configs) + " |", "|---|" + "---|" * len(configs)]
-    lines += [f"| {cat} | " + " | ".join(fmt(by_cat[cat][k]["f1_mae"]) for k in configs) + " |" for cat in cats]
+    lines += category_lines("F1 abs. error by answer category (a 0-cue answer has no credit to get right, only "
+                            "its claims to count):", cases, configs, by_cat, "f1_mae")
     return "\n".join(lines), {"judge": judge_name, "overall": overall, "by_category": by_cat}

@@ -30,6 +30,7 @@ from .grounding import (
     gold_support,
     ground,
     phrase_in,
+    words_beyond,
 )
 from .names import unknown_people
 from .scoring import score_question
@@ -142,9 +143,7 @@ def zero_cue_claims(answer: str, question: str) -> bool:
     beyond the question's own, or a year the question did not name ("2026" for "list all dates"),
     outside the sentences that decline and the clauses that deny ("Nothing happens on ...")."""
     text = "\n".join(c for c in affirmed_text(answer).splitlines() if not _NOTHING.match(c))
-    asked = set(content_tokens(question))
-    return len([t for t in content_tokens(text) if t not in asked]) >= 3 \
-        or bool(set(_YEAR.findall(text)) - set(_YEAR.findall(question)))
+    return len(words_beyond(text, question)) >= 3 or bool(set(_YEAR.findall(text)) - set(_YEAR.findall(question)))
 
 
 def checks(question: str, retrieval_type: str, gold: list[str], scores: list[float],
@@ -159,8 +158,7 @@ def checks(question: str, retrieval_type: str, gold: list[str], scores: list[flo
 
     Version 4: on a 0-cue question (no gold item), an answer that asserts something beyond the
     question's own words, outside sentences that decline, counts at least one claim
-    (`zero_cue_claims`). The matcher
-    knows only the book's values, so an answer that invents places ("the Ice Sculpture Park") or
+    (`zero_cue_claims`). The matcher knows only the book's values, so an answer that invents places ("the Ice Sculpture Park") or
     writes a date it cannot parse ("2024 March 23", or a bare "2026") found no claim under version 3,
     and a judge that listed none scored it F1 1: a hallucination scored as the right "nothing to find"."""
     kind = KIND_BY_RETRIEVAL.get(retrieval_type)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..answer_text import find_dates, normalize, parse_date
+from ..runs.cap_audit import summarize as summarize_audit
 from ..runs.health_file import Check
 from .grading import check, not_measured, pct, share
 
@@ -117,12 +118,14 @@ def beyond_cap_check(predictions: list[dict[str, Any]], limits: dict[str, Any]) 
     """Contexts whose text quotes units the method did not report (harness/provenance.py's cap
     audit): the cap bounds the reported units, so such text passes it unseen. A graph package's
     node or fact that copies a sentence of another chapter is the usual way."""
-    audits = [(p.get("question_id"), p["cap_audit"]) for p in predictions if isinstance(p.get("cap_audit"), dict)]
-    if not audits:
+    summary = summarize_audit(predictions)
+    if summary is None:
         return not_measured("beyond_cap", SCOPE, limits, "no prediction carries a cap audit")
-    flagged = [(qid, a.get("verbatim_beyond_units") or []) for qid, a in audits if a.get("verbatim_beyond_units")]
-    what = f"{pct(len(flagged), len(audits))} contexts quote units beyond the ones the method reported (the cap)"
+    n, flagged = summary["n"], summary["contexts_with_units_beyond_reported"]
+    what = f"{pct(flagged, n)} contexts quote units beyond the ones the method reported (the cap)"
     if flagged:
-        qid, units = max(flagged, key=lambda f: len(f[1]))
-        what += f"; e.g. {qid}: {len(units)} more ({', '.join(map(str, units[:6]))})"
-    return check("beyond_cap", SCOPE, share(len(flagged), len(audits)), limits, what)
+        worst = max((p for p in predictions if isinstance(p.get("cap_audit"), dict)),
+                    key=lambda p: len(p["cap_audit"].get("verbatim_beyond_units") or []))
+        units = worst["cap_audit"]["verbatim_beyond_units"]
+        what += f"; e.g. {worst.get('question_id')}: {len(units)} more ({', '.join(map(str, units[:6]))})"
+    return check("beyond_cap", SCOPE, share(flagged, n), limits, what)
