@@ -71,7 +71,9 @@ def regrade(run: Path, settings: list[tuple[str, Any]], output_root: Path, index
             print(f"{run}: with these settings the run keeps its folder, so regrading would rewrite it; "
                   "use another --output-root (or --set run_name=NEW_NAME)", file=sys.stderr)
             return 2
-        cfg.index_root = str(index_root or Path(tmp) / "indexes")
+        # where `python run.py` keeps them: an index the run reuses, or rebuilds from the cache,
+        # stays readable for the health checks and the explorer after this returns
+        cfg.index_root = str(index_root or output_root / "_indexes")
         replay = Replay()
         t0 = time.perf_counter()
         with replaying(replay):
@@ -100,7 +102,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--output-root", type=Path, default=Path("runs"),
                     help="where the new run folders go (default runs/, beside new runs)")
     ap.add_argument("--index-root", type=Path, default=None,
-                    help="index folders to reuse (default: a scratch folder, the index rebuilt from the cache)")
+                    help="where the index folders are (default: OUTPUT_ROOT/_indexes, as for `python run.py`; "
+                         "an index not there is rebuilt from the cache)")
     ap.add_argument("--cache", type=Path, default=None,
                     help="the model-call cache to replay from (default: the run's own cache_path)")
     args = ap.parse_args(argv)

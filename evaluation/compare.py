@@ -21,7 +21,7 @@ from .report.setup_lines import setup_lines
 from .report.tables import DEGENERATE_NOTE, group_name, star_allowed
 from .runs.blocks import audit_line, weighted_line
 from .runs.paired import paired_differences, paired_notes
-from .runs.scored import ReportError, Run, load_run, load_runs
+from .runs.scored import ReportError, Run, credit_label, load_run, load_runs
 
 
 def _cell(m: dict[str, Any] | None, p: Presentation) -> str:
@@ -98,10 +98,9 @@ def statistics_lines(runs: list[Run]) -> list[str]:
 
 def _scoring(run: Run) -> str:
     """A run's policy, credit and grounding version (runs differing in any do not compare)."""
-    parts = [str(run.metrics[k]) for k in ("policy", "credit") if k in run.metrics]
-    proto = (run.metrics.get("provenance") or {}).get("protocol") or {}
-    if isinstance(proto, dict) and proto.get("grounding_version") is not None:
-        parts.append(f"grounding v{proto['grounding_version']}")
+    parts = [str(run.metrics["policy"])] if "policy" in run.metrics else []
+    if "credit" in run.metrics:
+        parts.append(credit_label(run.metrics["credit"], run.meta.get("protocol")))
     return ", ".join(parts) or "-"
 
 

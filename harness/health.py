@@ -27,13 +27,17 @@ def method_class(run: Path) -> type[MemoryMethod]:
 
 def index_folder(run: Path, recorded: str | None) -> Path | None:
     """The run's index folder: as recorded (absolute, or relative to the working directory or to
-    the project root above runs/<dataset>/<run>), else the bundle's indexes/<name>."""
+    the project root above runs/<dataset>/<run>), else beside the runs (runs/_indexes/<name>, the
+    default index root: a regrade made before it kept its index there recorded a scratch folder),
+    else the bundle's indexes/<name>."""
     if not recorded:
         return None
     path = Path(recorded)
     parents = run.resolve().parents
     top = parents[2] if len(parents) > 2 else None  # above runs/<dataset>/<run>
     candidates = [path] if path.is_absolute() else [path, *([top / path] if top else [])]
+    if len(parents) > 1:
+        candidates.append(parents[1] / "_indexes" / path.name)
     if top is not None:
         candidates.append(top / "indexes" / path.name)
     return next((c for c in candidates if c.is_dir()), None)

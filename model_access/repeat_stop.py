@@ -18,8 +18,9 @@ states, an action with its questions), and a block identical to an earlier one, 
 word left out when that is an id, ends the reply before it. A single line is not the unit: two
 entities may well both have the role line " r guest".
 
-The packages' JSON replies get a rule of their own, `json_strings` (below): a loop inside one
-string value ends the reply, and nothing else does.
+The packages' JSON replies get rules of their own: `json_strings` (below), where a loop inside one
+string value ends the reply and nothing else does, and `json_runs`, which adds a list whose items
+count up.
 
 The cut is a pure function of the reply's text, so cutting a streamed reply as it arrives and
 cutting the whole reply afterwards give the same text; streaming only saves the tokens.
@@ -353,15 +354,53 @@ class StringRepeatScanner(RepeatScanner):
         return Cut(body + '"' + self._closers(), repeat_start, "string")
 
 
+# -- rule json_runs: json_strings, and a list that counts up ---------------------------------
+#
+# The other loop of cognee's graph replies at 1.5B (EpBench-20, 2026-12-04): a list of nodes whose
+# items differ only by a number ("Photography Exhibition, 2026, 29", "... 30", "... 31") or not at
+# all, until `max_tokens` cuts the reply into invalid JSON. The package retried each such reply 3
+# times, 2,048 tokens each, and stored nothing for the chapter (4 of 19 chapters). Here the
+# RUN-th consecutive item of one top-level list that equals the item before it with every digit
+# masked ends the reply before that item; the list and the object are closed, so what came before
+# stays (cognee's graph model defaults a missing edge list to empty). Runs shorter than RUN, and
+# repeats that are not consecutive (a node named twice, then the edges), are left alone: those are
+# what json_strings' note above says a cut must not touch.
+
+RUN = 4  # consecutive items alike but for their digits that end a reply
+_DIGITS = re.compile(r"\d+")
+
+
+class ListRunScanner(StringRepeatScanner):
+    """StringRepeatScanner, plus a cut at the RUN-th consecutive top-level item that differs from
+    the one before it only in its digits."""
+
+    def __init__(self, n: int = TEXT_NGRAM, run: int = RUN):
+        super().__init__(n)
+        self.run = run
+        self._runs: dict[int, tuple[str, int]] = {}  # list's offset -> (masked last item, its run length)
+
+    def _repeated(self, lst: _Open, item: str) -> bool:
+        try:
+            masked = _DIGITS.sub("#", json.dumps(json.loads(item), sort_keys=True, ensure_ascii=False))
+        except ValueError:
+            return False
+        last, length = self._runs.get(lst.start, ("", 0))
+        length = length + 1 if masked == last else 1
+        self._runs[lst.start] = (masked, length)
+        return length >= self.run
+
+
 # rule -> the name that joins the cache key of every call using it
 RULES = {"json_items": "repeated_top_level_item_ignoring_id/v1", "text_ngrams": f"repeated_{TEXT_NGRAM}_words/v1",
          "line_blocks": "repeated_line_block_ignoring_id/v1",
-         "json_strings": f"repeated_{TEXT_NGRAM}_words_within_one_json_string/v1"}
+         "json_strings": f"repeated_{TEXT_NGRAM}_words_within_one_json_string/v1",
+         "json_runs": f"repeated_{TEXT_NGRAM}_words_within_one_json_string+{RUN}_items_alike_but_digits/v1"}
 
 
 def scanner_for(rule: str) -> RepeatScanner | NgramScanner | LineBlockScanner | StringRepeatScanner:
     """A fresh scanner for a rule name of RULES (`json_items` for JSON replies, `json_strings` for
-    JSON replies whose strings may loop too, `line_blocks` for line layouts, `text_ngrams` for prose)."""
+    JSON replies whose strings may loop too, `json_runs` for those whose lists may count up too,
+    `line_blocks` for line layouts, `text_ngrams` for prose)."""
     if rule == "json_items":
         return RepeatScanner()
     if rule == "line_blocks":
@@ -370,6 +409,8 @@ def scanner_for(rule: str) -> RepeatScanner | NgramScanner | LineBlockScanner | 
         return NgramScanner(TEXT_NGRAM)
     if rule == "json_strings":
         return StringRepeatScanner(TEXT_NGRAM)
+    if rule == "json_runs":
+        return ListRunScanner(TEXT_NGRAM, RUN)
     raise ValueError(f"unknown repeat-stop rule {rule!r}; choose one of {sorted(RULES)}")
 
 

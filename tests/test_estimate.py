@@ -171,3 +171,19 @@ def test_mem0_is_priced_one_extraction_call_per_unit_and_its_speaker_view_plan_i
     assert e["stages"]["index"]["calls"] == 6 and e["questions"] == 2
     with pytest.raises(ValueError, match="speaker-view plan"):
         estimate(compose(["method=mem0_vendor", *args]))
+
+
+def test_cognee_answers_are_priced_with_the_graph_text_it_adds_beyond_the_cap(
+        scripted, tmp_path, data_dir, monkeypatch) -> None:
+    """Measured: cognee's contexts held about 1,200 tokens of graph text beside its 3 chapters, and
+    an estimate that priced the chapters alone predicted 5 s an answer against 45 s."""
+    from harness import estimate_baselines
+
+    args = ["method=cognee", "dataset=epbench20", "subset.n=3", "subset.index_units=8",
+            *scripted_overrides(scripted, tmp_path, data_dir)]
+    with_graph = estimate(compose(args))["stages"]["answer"]["prompt_tokens"]
+    monkeypatch.setitem(estimate_baselines.CALL_MODELS["cognee"], "uncapped_tokens", 0)
+    chapters_only = estimate(compose(args))["stages"]["answer"]["prompt_tokens"]
+    assert scripted.count() == 0
+    per_answer = (with_graph - chapters_only) / 3
+    assert 1100 <= per_answer <= 1300, per_answer

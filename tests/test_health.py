@@ -327,6 +327,15 @@ def test_health_json_is_written_and_read_back_and_a_bundle_finds_its_index(tmp_p
     assert {c.scope for c in back.checks} == {"index", "context", "answer", "judge"}
 
 
+def test_a_run_whose_recorded_index_folder_is_gone_finds_its_index_beside_the_runs(tmp_path: Path) -> None:
+    """Regrades before 2026-12-05 recorded a scratch index folder, deleted when they ended."""
+    _gsw_chapter(tmp_path / "runs" / "_indexes" / "gsw-abc" / "book", "1", ["Henry Reed", "He"])
+    run = make_run(tmp_path, [_pred(0, "c")], method="methods.gsw.method.GSW",
+                   index_folder="/tmp/regrade-gone/indexes/gsw-abc")
+    assert index_folder(run, "/tmp/regrade-gone/indexes/gsw-abc") == tmp_path / "runs" / "_indexes" / "gsw-abc"
+    assert _by_name(run_health(run, TH))["names_not_noun_phrase"].value == 0.5
+
+
 def test_an_index_only_run_gets_the_index_checks_from_the_command(tmp_path: Path, capsys: Any) -> None:
     """`stages=[index]` (an index-health probe) leaves no metrics.json: the command checks its
     index instead of refusing it, and a folder with neither file is still refused."""

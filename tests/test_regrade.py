@@ -50,12 +50,24 @@ def test_regrade_writes_a_new_run_under_the_changed_version_with_no_request(made
     assert all("zero_cue_assertion" in j for j in old_lines if "judge_error" not in j)
     assert not any("zero_cue_assertion" in j for j in new_lines)  # version 3 lines have no such field
     assert f"-> {new}" in capsys.readouterr().out
+    # the index it recorded is still there for the health checks and the explorer
+    assert Path(json.loads((new / "index.json").read_text())["index_folder"]).is_dir()
     # a table of runs scored under different grounding versions says they do not compare
     from evaluation.compare import main as compare
 
     assert compare([str(run), str(new)]) == 0
     (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("- scoring:")]
     assert "grounding v3" in line and "grounding v4" in line and "DIFFERS" in line
+    # ... and so do the report's tables and the line under every figure's title
+    from evaluation.report.figures import setup_line
+    from evaluation.report.tables import provenance
+    from evaluation.runs.scored import load_runs
+
+    runs = load_runs([run, new])
+    (flag,) = [x for x in provenance(runs) if x.startswith("credit:")]
+    credit = metrics["credit"]
+    assert f"{credit}, grounding v4 | {credit}, grounding v3" in flag and "DIFFERS" in flag
+    assert f"credit: {credit}, grounding v4;" in setup_line(runs[:1], runs[0].presentation)
 
 
 def test_a_setting_that_needs_new_calls_is_refused_and_named(made, capsys) -> None:

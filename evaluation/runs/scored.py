@@ -66,7 +66,7 @@ class Run:
         """answering model, judge, policy, credit, data version, subset, cap: the setup of a number."""
         m = self.metrics
         policy = m.get("policy") or m.get("judge_prompt") or m.get("judge_prompts")
-        values = {**self.meta, "policy": policy, "credit": m.get("credit", "–"),
+        values = {**self.meta, "policy": policy, "credit": credit_label(m.get("credit", "–"), self.meta.get("protocol")),
                   "judge_model": _judge_label(_text(self.meta.get("judge_model")), self.meta.get("protocol"))}
         return {k: _text(values.get(k)) for k in PROVENANCE}
 
@@ -154,6 +154,13 @@ def _judge_label(model: str, proto: Any) -> str:
     judged differently never share a label."""
     version = proto.get("judge_version") if isinstance(proto, dict) else None
     return model if version is None else f"{model} (judge version {version})"
+
+
+def credit_label(credit: Any, proto: Any) -> str:
+    """The credit as tables and figures name it: with the protocol's grounding version where it
+    versions its grounding, so runs grounded differently never share a label."""
+    version = proto.get("grounding_version") if isinstance(proto, dict) else None
+    return _text(credit) if version is None else f"{_text(credit)}, grounding v{version}"
 
 
 def _text(v: Any) -> str:

@@ -1,0 +1,67 @@
+"""Repeat-stop for graph replies whose lists count up (rule json_runs): the 4th consecutive item
+alike but for its digits ends the reply, the JSON closed and valid with what came before; shorter
+runs, a node named twice then the edges, and distinct items are untouched; string loops are still
+cut. The shapes are those of cognee's stored 1.5B replies on EpBench-20; the texts are invented."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from model_access.repeat_stop import RULES, cut_by, cut_whole, scanner_for
+
+HEAD = [{"id": "Ada_Roon", "name": "Ada Roon", "type": "Person", "description": "A weaver from Velden."},
+        {"id": "Velden", "name": "Velden", "type": "Place", "description": "A valley town."}]
+
+
+def _counting(n: int) -> list[dict]:
+    return [{"id": f"Velden_Fair_2031_{i}", "name": f"Velden Loom Fair, 2031, {i}", "type": "Event"}
+            for i in range(20, 20 + n)]
+
+
+def test_a_list_that_counts_up_is_cut_before_its_fourth_item_and_closed() -> None:
+    reply = json.dumps({"nodes": HEAD + _counting(30)}, indent=2)[:-400]  # max_tokens cut it mid-item
+    out = json.loads(cut_whole("json_runs", reply))
+    assert out == {"nodes": HEAD + _counting(3)}
+
+
+def test_identical_items_in_a_row_and_timestamps_that_count_are_runs_too() -> None:
+    sculpture = {"id": "Ice_Swan", "name": "Ice Swan", "type": "Work", "description": "A carved swan of ice."}
+    reply = json.dumps({"nodes": [*HEAD, *[sculpture] * 9]})
+    assert json.loads(cut_whole("json_runs", reply)) == {"nodes": [*HEAD, *[sculpture] * 3]}
+    stamps = [{"id": f"fair_time_{i}", "name": f"2031-04-02 {i:02d}:00:00", "type": "Timestamp",
+               "description": f"The poster read: April 02, 2031 at {i:02d}:00:00."} for i in range(6, 18)]
+    out = json.loads(cut_whole("json_runs", json.dumps({"nodes": HEAD + stamps})))
+    assert out["nodes"] == HEAD + stamps[:3]
+
+
+def test_short_runs_distinct_items_and_a_node_named_twice_before_the_edges_are_untouched() -> None:
+    node = HEAD[1]
+    graph = json.dumps({"nodes": [*HEAD, *_counting(3), {"id": "Bo_Lind", "name": "Bo Lind", "type": "Person"}, node],
+                        "edges": [{"source_node_id": "Ada_Roon", "target_node_id": "Velden", "relationship_name": "lives_in"},
+                                  {"source_node_id": "Bo_Lind", "target_node_id": "Velden", "relationship_name": "visits"}]})
+    assert cut_by("json_runs", graph) is None
+    people = json.dumps({"nodes": [{"id": n, "name": n, "type": "Person"} for n in ("Ada", "Bo", "Cy", "Di", "Ed")]})
+    assert cut_whole("json_runs", people) == people
+    # the items of a nested list are no run: a node's aliases may count
+    nested = json.dumps({"nodes": [{"id": "x", "aliases": [f"stall {i}" for i in range(8)]}]})
+    assert cut_whole("json_runs", nested) == nested
+
+
+def test_a_looping_string_is_still_cut_and_the_rule_has_its_own_key() -> None:
+    loop = "The fair is a place where weavers can meet and share their patterns with friends. "
+    reply = json.dumps({"summary": "A spring fair. " + loop * 5})
+    assert cut_whole("json_runs", reply) == cut_whole("json_strings", reply) != reply
+    assert RULES["json_runs"] not in (RULES["json_strings"], RULES["json_items"])
+
+
+def test_streamed_cut_equals_whole_reply_cut() -> None:
+    reply = json.dumps({"nodes": HEAD + _counting(12)}, indent=2)
+    whole = cut_whole("json_runs", reply)
+    for seed in range(5):
+        scanner, rng, i = scanner_for("json_runs"), random.Random(seed), 0
+        while i < len(reply) and scanner.cut is None:
+            n = rng.randint(1, 9)
+            scanner.feed(reply[i:i + n])
+            i += n
+        assert scanner.finish().text == whole
