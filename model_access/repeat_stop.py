@@ -18,9 +18,9 @@ states, an action with its questions), and a block identical to an earlier one, 
 word left out when that is an id, ends the reply before it. A single line is not the unit: two
 entities may well both have the role line " r guest".
 
-The packages' JSON replies get rules of their own: `json_strings` (below), where a loop inside one
-string value ends the reply and nothing else does, and `json_runs`, which adds a list whose items
-count up.
+The packages' JSON replies get rules of their own (model_access.repeat_stop_json): `json_strings`,
+where a loop inside one string value ends the reply and nothing else does, and `json_runs`, which
+adds a list whose items count up.
 
 The cut is a pure function of the reply's text, so cutting a streamed reply as it arrives and
 cutting the whole reply afterwards give the same text; streaming only saves the tokens.
@@ -273,122 +273,7 @@ class LineBlockScanner:
         self._seen.add(canon)
 
 
-# -- rule json_strings: a loop inside one JSON string ---------------------------------------
-#
-# A small model asked for a JSON summary or description can loop inside one string ("the workshop
-# is described as a place where participants can push their limits ... the workshop is described
-# as a place where ...") until `max_tokens` ends it: the reply is then invalid JSON, which the
-# package retries. Seen on cognee's chunk summaries at 1.5B: one such reply ran 2,048 tokens, six
-# minutes of a 2-core machine. Here a run of `n` words that the same string already held ends the
-# reply: the string is closed after its last whole sentence before the repeat, and the brackets
-# still open are closed, so the package gets valid JSON holding everything said before the loop.
-#
-# Deliberately narrower than GSW's rules. A repeated list item does not end the reply, nor does a
-# string that repeats an earlier one: cognee's graph replies list a node twice and then write the
-# edges, and cutting at the repeated node (tried first, 2026-12-04) dropped the edges that follow
-# the nodes (chapter 1 kept 1 of 4 relationships). A loop inside one string has no such sequel.
-#
-# Only strings inside a JSON container count (a quote in prose before the JSON starts nothing).
-# Escapes are word breaks (`\n`, `\"`, and `\u` with its four hex digits), so a cut never splits
-# one. The cut is a pure function of the text, as for every rule of model_access.repeat_stop.
-
-_WORD_CHAR = re.compile(r"[\w'’-]")
-
-
-class StringRepeatScanner(RepeatScanner):
-    """RepeatScanner's JSON reading, with the cut at a word run repeated within one string."""
-
-    def __init__(self, n: int = TEXT_NGRAM):
-        super().__init__()
-        self.n = n
-        self._seen: dict[tuple[str, ...], int] = {}  # n-gram of the open string -> raw offset of its first word
-        self._window: list[tuple[str, int]] = []  # (folded word, raw start) in the current string
-        self._word_start: int | None = None
-        self._string_start: int | None = None  # raw offset of the open string's quote, if counted
-        self._blank = 0  # hex digits of a \\u escape still to skip
-
-    def _string_edge(self, start: int | None = None) -> None:
-        if start is None:  # the string closes: its last word is complete
-            self._end_word(self._pos - 1)  # the closing quote's offset
-            self._string_start = None
-        else:
-            self._string_start = start if self._stack else None
-        self._window, self._seen, self._word_start, self._blank = [], {}, None, 0
-
-    def _repeated(self, lst: _Open, item: str) -> bool:
-        """A repeated list item is no loop here (see the module docstring)."""
-        return False
-
-    def _string_char(self, i: int, ch: str, escaped: bool) -> None:
-        if self._string_start is None or self.cut is not None:
-            return
-        if self._blank:
-            self._blank -= 1
-            escaped = True
-        elif escaped and ch == "u":
-            self._blank = 4
-        if not escaped and _WORD_CHAR.match(ch):
-            if self._word_start is None:
-                self._word_start = i
-            return
-        self._end_word(i)
-
-    def _end_word(self, end: int) -> None:
-        if self._word_start is None or self._string_start is None:
-            return
-        start, self._word_start = self._word_start, None
-        self._window.append((self.text[start:end].casefold(), start))
-        hit = repeated_run(self._window, self.n, self._seen)
-        if hit is not None:
-            self.cut = self._close_string(*hit)
-
-    def _close_string(self, first: int, repeat_start: int) -> Cut:
-        """The text up to the last sentence end in this string before the repeat (else up to
-        the repeat), the string's quote, then the brackets still open, closed."""
-        lower = max(first, (self._string_start or 0) + 1)
-        ends = [m.end() for m in re.finditer(r"[.!?](?=\s)", self.text[lower:repeat_start])]
-        end = lower + ends[-1] if ends else repeat_start
-        body = self.text[:end].rstrip()
-        while body.endswith("\\") and (len(body) - len(body.rstrip("\\"))) % 2:  # never a lone escape
-            body = body[:-1]
-        return Cut(body + '"' + self._closers(), repeat_start, "string")
-
-
-# -- rule json_runs: json_strings, and a list that counts up ---------------------------------
-#
-# The other loop of cognee's graph replies at 1.5B (EpBench-20, 2026-12-04): a list of nodes whose
-# items differ only by a number ("Photography Exhibition, 2026, 29", "... 30", "... 31") or not at
-# all, until `max_tokens` cuts the reply into invalid JSON. The package retried each such reply 3
-# times, 2,048 tokens each, and stored nothing for the chapter (4 of 19 chapters). Here the
-# RUN-th consecutive item of one top-level list that equals the item before it with every digit
-# masked ends the reply before that item; the list and the object are closed, so what came before
-# stays (cognee's graph model defaults a missing edge list to empty). Runs shorter than RUN, and
-# repeats that are not consecutive (a node named twice, then the edges), are left alone: those are
-# what json_strings' note above says a cut must not touch.
-
-RUN = 4  # consecutive items alike but for their digits that end a reply
-_DIGITS = re.compile(r"\d+")
-
-
-class ListRunScanner(StringRepeatScanner):
-    """StringRepeatScanner, plus a cut at the RUN-th consecutive top-level item that differs from
-    the one before it only in its digits."""
-
-    def __init__(self, n: int = TEXT_NGRAM, run: int = RUN):
-        super().__init__(n)
-        self.run = run
-        self._runs: dict[int, tuple[str, int]] = {}  # list's offset -> (masked last item, its run length)
-
-    def _repeated(self, lst: _Open, item: str) -> bool:
-        try:
-            masked = _DIGITS.sub("#", json.dumps(json.loads(item), sort_keys=True, ensure_ascii=False))
-        except ValueError:
-            return False
-        last, length = self._runs.get(lst.start, ("", 0))
-        length = length + 1 if masked == last else 1
-        self._runs[lst.start] = (masked, length)
-        return length >= self.run
-
+RUN = 4  # rule json_runs: consecutive items alike but for their digits that end a reply
 
 # rule -> the name that joins the cache key of every call using it
 RULES = {"json_items": "repeated_top_level_item_ignoring_id/v1", "text_ngrams": f"repeated_{TEXT_NGRAM}_words/v1",
@@ -397,7 +282,7 @@ RULES = {"json_items": "repeated_top_level_item_ignoring_id/v1", "text_ngrams": 
          "json_runs": f"repeated_{TEXT_NGRAM}_words_within_one_json_string+{RUN}_items_alike_but_digits/v1"}
 
 
-def scanner_for(rule: str) -> RepeatScanner | NgramScanner | LineBlockScanner | StringRepeatScanner:
+def scanner_for(rule: str) -> RepeatScanner | NgramScanner | LineBlockScanner:
     """A fresh scanner for a rule name of RULES (`json_items` for JSON replies, `json_strings` for
     JSON replies whose strings may loop too, `json_runs` for those whose lists may count up too,
     `line_blocks` for line layouts, `text_ngrams` for prose)."""
@@ -407,10 +292,11 @@ def scanner_for(rule: str) -> RepeatScanner | NgramScanner | LineBlockScanner | 
         return LineBlockScanner()
     if rule == "text_ngrams":
         return NgramScanner(TEXT_NGRAM)
-    if rule == "json_strings":
-        return StringRepeatScanner(TEXT_NGRAM)
-    if rule == "json_runs":
-        return ListRunScanner(TEXT_NGRAM, RUN)
+    if rule in ("json_strings", "json_runs"):
+        # imported here: that module builds on RepeatScanner
+        from .repeat_stop_json import ListRunScanner, StringRepeatScanner
+
+        return StringRepeatScanner(TEXT_NGRAM) if rule == "json_strings" else ListRunScanner(TEXT_NGRAM, RUN)
     raise ValueError(f"unknown repeat-stop rule {rule!r}; choose one of {sorted(RULES)}")
 
 
