@@ -14,8 +14,9 @@ from scripted_server import ScriptedServer
 from cli import judge_matrix
 from evaluation.judge_matrix.criteria import CRITERIA, messages
 from evaluation.judge_matrix.matrix import kendall
-from evaluation.judge_matrix.render import table
+from evaluation.judge_matrix.render import figure, table
 from evaluation.report.build import ReportError, build_report
+from evaluation.runs.health_file import read_health
 
 METHODS = ("vanilla", "embedding_rag")
 
@@ -73,6 +74,8 @@ def test_matrix_of_scripted_runs(made, server: ScriptedServer, dataset: str, dat
         metrics = json.loads((path / "metrics.json").read_text())
         assert all(0 <= run["scores"][c] <= 1 for c in CRITERIA)
         assert run["judge_failed"] == dict.fromkeys(CRITERIA, 0)
+        assert run["answer_model"] == json.loads((path / "meta.json").read_text())["answer_model"]
+        assert run["health"] == (read_health(path).mark() if read_health(path) else "not checked")
         assert run["scores"]["generous"] >= run["scores"]["per_type"]  # the scripted rules' order
         per_q = m["per_question"][run["method"]]
         if dataset == "epbench20":  # the runs were grounded with version 2 and scored lenient
@@ -128,5 +131,23 @@ def test_table_from_a_saved_matrix() -> None:
          "ranking": {"strict": ["b", "a"], "generous": ["a", "b"]},
          "kendall_tau": {"strict": {"strict": 1.0, "generous": -1.0}, "generous": {"strict": -1.0, "generous": 1.0}},
          "calls": {"fresh": 2, "cached": 4}}
+    text = table(m)  # format 1: no answering model or health recorded, and the table says so
+    assert "| a | 0.500 (2) | 0.900 (1) [1 failed] | not recorded" in text and "| strict | 1.00 | -1.00 |" in text
+    assert "answering model: not recorded" in text
+
+
+def test_a_matrix_names_each_runs_answering_model_and_health(tmp_path: Path) -> None:
+    """A matrix copied out of the bundle must not show a failed run's score as a result."""
+    m = {"dataset": "d", "n_questions": 3, "judge": "j", "criteria": {"strict": "s", "model_free": "g"},
+         "runs": [{"method": "a", "answer_model": "m1", "health": "ok", "grounding_version": 4,
+                   "scores": {"strict": 0.5, "model_free": 0.9}, "judge_failed": {"strict": 0, "model_free": 0}},
+                  {"method": "b", "answer_model": "m2", "health": "fail: 18 of 19 units without relationships",
+                   "grounding_version": 4,
+                   "scores": {"strict": 0.6, "model_free": 0.8}, "judge_failed": {"strict": 0, "model_free": 0}}],
+         "ranking": {"strict": ["b", "a"], "model_free": ["a", "b"]},
+         "kendall_tau": {"strict": {"strict": 1.0, "model_free": -1.0}, "model_free": {"strict": -1.0, "model_free": 1.0}},
+         "calls": {"fresh": 0, "cached": 6}}
     text = table(m)
-    assert "| a | 0.500 (2) | 0.900 (1) [1 failed] |" in text and "| strict | 1.00 | -1.00 |" in text
+    assert "answering model: m1 | m2  **DIFFERS**; judge: j; strict grounding v4" in text
+    assert "| b | 0.600 (1) | 0.800 (2) | fail: 18 of 19 units without relationships |" in text
+    assert figure(m, tmp_path / "m.png").stat().st_size > 1000

@@ -27,11 +27,13 @@ from model_access.errors import JsonOutputError, ModelCallError
 from ..conversations.locomo import Verdict
 from ..protocol import Protocol
 from ..runs.folder import RunFolder
+from ..runs.health_file import read_health
+from ..runs.scored import NOT_CHECKED
 from ..runs.upgrade import read_config, read_meta
 from .criteria import CRITERIA, LLM_CRITERIA, PROMPT_VERSION, messages
 from .families import Family, family_of
 
-FORMAT = 1
+FORMAT = 2  # 2: each run's answering model, health and strict grounding version
 
 
 @dataclass
@@ -45,6 +47,8 @@ class RunInput:
     family: Family
     predictions: list[dict[str, Any]]
     questions: dict[str, Question] = field(default_factory=dict)
+    answer_model: str = "–"
+    health: str = NOT_CHECKED  # its health.json's status and first failing message
 
 
 def strict_protocol(cfg: DictConfig) -> Protocol:
@@ -72,9 +76,11 @@ def load_run(path: Path, data_dir: str | None = None) -> RunInput:
     missing = [p["question_id"] for p in predictions if p["question_id"] not in by_id]
     if missing:
         raise ValueError(f"{path}: {len(missing)} answered questions are not in the dataset (first: {missing[0]})")
-    label = str(read_meta(path).get("method") or path.name)
-    return RunInput(path, label, dataset, protocol, family_of(protocol), predictions,
-                    {p["question_id"]: by_id[p["question_id"]] for p in predictions})
+    meta = read_meta(path)
+    health = read_health(path)
+    return RunInput(path, str(meta.get("method") or path.name), dataset, protocol, family_of(protocol), predictions,
+                    {p["question_id"]: by_id[p["question_id"]] for p in predictions},
+                    str(meta.get("answer_model") or "–"), NOT_CHECKED if health is None else health.mark())
 
 
 async def _verdict(judge: Any, msgs: list[dict[str, str]]) -> float:
@@ -150,7 +156,8 @@ def summarize(runs: list[RunInput], per_question: list[dict[str, dict[str, float
         "judge": judge_name, "criteria": {c: CRITERIA[c] for c in criteria}, "n_questions": len(ids),
         "n_shared": len(common_ids(runs)), "every": max(1, every),
         "methods": labels,
-        "runs": [{"method": lab, "run": str(r.path),
+        "runs": [{"method": lab, "run": str(r.path), "answer_model": r.answer_model, "health": r.health,
+                  "grounding_version": getattr(r.protocol, "grounding_version", None),
                   "scores": {c: _none(scores[c][i]) for c in criteria},
                   "n_scored": {c: sum(not math.isnan(v) for v in pq[c].values()) for c in criteria},
                   "judge_failed": {c: sum(math.isnan(v) for v in pq[c].values()) for c in criteria}}

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +26,32 @@ def cell(matrix: dict[str, Any], run: dict[str, Any], criterion: str) -> str:
     return ("–" if score is None else f"{fmt(score)} ({rank})") + (f" [{failed} failed]" if failed else "")
 
 
+NOT_RECORDED = "not recorded (a matrix of format 1)"
+
+
+def setup(matrix: dict[str, Any]) -> str:
+    """Answering model(s), judge and the strict criterion's grounding: the setup of the scores."""
+    def joined(key: str) -> str:
+        values = list(dict.fromkeys(str(r.get(key, NOT_RECORDED)) for r in matrix["runs"]))
+        return " | ".join(values) + ("  **DIFFERS**" if len(values) > 1 else "")
+
+    versions = {r.get("grounding_version") for r in matrix["runs"]} - {None}
+    grounding = f"; strict grounding v{' | v'.join(map(str, sorted(versions)))}" if versions else ""
+    return f"answering model: {joined('answer_model')}; judge: {matrix['judge']}{grounding}"
+
+
+def health(run: dict[str, Any]) -> str:
+    return str(run.get("health", NOT_RECORDED))
+
+
 def table(matrix: dict[str, Any]) -> str:
-    """Score per method per criterion (rank in brackets), then Kendall's tau between criteria."""
+    """Score per method per criterion (rank in brackets) with the run's health, then Kendall's tau
+    between criteria."""
     crit = list(matrix["criteria"])
-    lines = [f"Judge-sensitivity matrix: {matrix['dataset']}, {sample(matrix)}; judge: {matrix['judge']}", "",
-             "| method | " + " | ".join(crit) + " |", "|---|" + "---|" * len(crit)]
+    lines = [f"Judge-sensitivity matrix: {matrix['dataset']}, {sample(matrix)}", "", setup(matrix), "",
+             "| method | " + " | ".join(crit) + " | health |", "|---|" + "---|" * (len(crit) + 1)]
     for run in matrix["runs"]:
-        lines.append(f"| {run['method']} | " + " | ".join(cell(matrix, run, c) for c in crit) + " |")
+        lines.append(f"| {run['method']} | " + " | ".join(cell(matrix, run, c) for c in crit) + f" | {health(run)} |")
     lines += ["", "Kendall's tau between the criteria's method rankings:", "",
               "| | " + " | ".join(crit) + " |", "|---|" + "---|" * len(crit)]
     for a in crit:
@@ -63,7 +83,9 @@ def figure(matrix: dict[str, Any], path: Path) -> Path:
     width = 0.8 / max(1, len(crit))
     for k, c in enumerate(crit):
         left.barh(x + k * width, scores[:, k], height=width, label=c)
-    left.set_yticks(x + width * (len(crit) - 1) / 2, methods)
+    status = [health(r).split(":", 1)[0] for r in matrix["runs"]]  # a failed run must not read as a result
+    left.set_yticks(x + width * (len(crit) - 1) / 2,
+                    [m if s in ("ok", NOT_RECORDED) else f"{m} (health: {s})" for m, s in zip(methods, status, strict=True)])
     left.set_xlabel("score")
     left.set_xlim(0, 1)
     left.legend(fontsize=7, loc="lower right")
@@ -78,6 +100,7 @@ def figure(matrix: dict[str, Any], path: Path) -> Path:
                        fontsize=8, color="white" if dark else "black")
     right.set_title("Kendall tau of the rankings")
     fig.colorbar(im, ax=right, fraction=0.046)
+    fig.suptitle("\n".join(textwrap.wrap(f"{setup(matrix)}; {sample(matrix)}", 110)), fontsize=8, x=0.01, ha="left")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..judge_matrix.render import cell, figure, sample
+from ..judge_matrix.render import cell, figure, sample, setup
 from ..protocol import fmt
 from ..runs.scored import ReportError, Run
 from .tables import HEALTH, HEALTH_NOTE, Table
@@ -41,8 +41,7 @@ def matrix_tables(matrix: dict[str, Any], runs: list[Run]) -> list[Table]:
         rows.append([r["method"], *(cell(matrix, r, c) for c in crit),
                      run.health_cell if run is not None else "not in this report"])
     missing = sorted(x.label for x in runs if x.path.name not in judged)
-    prov = [f"judge: {matrix['judge']}; prompts: {matrix.get('prompt_version', '?')}; "
-            f"{sample(matrix)}",
+    prov = [f"{setup(matrix)}; prompts: {matrix.get('prompt_version', '?')}; {sample(matrix)}",
             f"runs: {len(judged & by_name.keys())} of this section's {len(runs)}"
             + (f" (not re-judged: {', '.join(missing)})" if missing else "")]
     notes = ["Each cell: the method's mean per-question score under that criterion over the shared questions "
