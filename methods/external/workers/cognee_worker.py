@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import hashlib
+import importlib
 import json
 import os
 import random
@@ -171,6 +172,22 @@ def _install_cap() -> None:
     mod.HybridCandidates.finalize = capped
 
 
+def _skip_search_history() -> None:
+    """cognee writes every search into its query log (one `queries` and one `results` row), with
+    ids from the seeded uuid4 above. A second process that loads the same index draws the same ids
+    again, and its first search failed on `UNIQUE constraint failed: queries.id` (measured
+    2026-12-05, EpBench-20: a retrieval probe over a run's index). The log is the package's history
+    of what users asked, not memory a search reads, so the worker leaves it out and a search no
+    longer writes to the index."""
+    # the module, not the function of the same name that its package exports
+    search_module = importlib.import_module("cognee.modules.search.methods.search")
+
+    async def no_history(*_args: Any, **_kwargs: Any) -> None:
+        return None
+
+    search_module.log_search_history = no_history
+
+
 def _set_clock(when: str) -> None:
     """cognee's temporal hints (modules/engine/utils/temporal_hints.py) parse dates with
     dateparser, which fills what a date leaves out ("in 2022": month and day) from today, and a
@@ -193,6 +210,7 @@ async def op_open(p: dict[str, Any]) -> dict[str, Any]:
     cognee.config.data_root_directory(str(root / "data"))
     _install_counters()
     _install_cap()
+    _skip_search_history()
     STATE.update(settings=p["settings"], index_dir=root)
     return {"cognee": version("cognee"), "telemetry_disabled": os.environ.get("TELEMETRY_DISABLED"), **info}
 
