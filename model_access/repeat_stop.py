@@ -43,6 +43,8 @@ class _Open:
     key: str | None = None  # that list's key in the root object
     seen: set[str] = field(default_factory=set)  # canonical items of that list
     last_item_end: int | None = None  # offset just after the list's last complete item
+    run_item: str | None = None  # rule json_runs: the last item with its digits masked ...
+    run_length: int = 0  # ... and how many items in a row were alike but for their digits
 
 
 @dataclass(frozen=True)
@@ -128,12 +130,8 @@ class RepeatScanner:
         """A string opens at `start`, or (None) the open one closes."""
 
     def _repeated(self, lst: _Open, item: str) -> bool:
-        try:
-            value = json.loads(item)
-            if isinstance(value, dict):  # a new id on the same content is still a repeat
-                value = {k: v for k, v in value.items() if k != "id"}
-            canon = json.dumps(value, sort_keys=True, ensure_ascii=False)
-        except ValueError:
+        canon = canonical_item(item, drop_id=True)  # a new id on the same content is still a repeat
+        if canon is None:
             return False
         if canon in lst.seen:
             return True
@@ -148,6 +146,18 @@ class RepeatScanner:
     def _closers(self) -> str:
         """The brackets still open, closed innermost first."""
         return "".join("]" if o.kind == "[" else "}" for o in reversed(self._stack))
+
+
+def canonical_item(item: str, drop_id: bool = False) -> str | None:
+    """A list item's JSON text in one canonical form (keys sorted; an object's `id` left out with
+    `drop_id`), or None when it does not parse: what the rules compare items by."""
+    try:
+        value = json.loads(item)
+    except ValueError:
+        return None
+    if drop_id and isinstance(value, dict):
+        value = {k: v for k, v in value.items() if k != "id"}
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
 def cut_repeats(text: str) -> Cut | None:

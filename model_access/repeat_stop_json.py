@@ -7,10 +7,9 @@ that never ends on its own is cut. Registered, with their cache-key names, in RU
 
 from __future__ import annotations
 
-import json
 import re
 
-from .repeat_stop import RUN, TEXT_NGRAM, Cut, RepeatScanner, _Open, repeated_run
+from .repeat_stop import RUN, TEXT_NGRAM, Cut, RepeatScanner, _Open, canonical_item, repeated_run
 
 # -- rule json_strings: a loop inside one JSON string ---------------------------------------
 #
@@ -115,14 +114,12 @@ class ListRunScanner(StringRepeatScanner):
     def __init__(self, n: int = TEXT_NGRAM, run: int = RUN):
         super().__init__(n)
         self.run = run
-        self._runs: dict[int, tuple[str, int]] = {}  # list's offset -> (masked last item, its run length)
 
     def _repeated(self, lst: _Open, item: str) -> bool:
-        try:
-            masked = _DIGITS.sub("#", json.dumps(json.loads(item), sort_keys=True, ensure_ascii=False))
-        except ValueError:
+        canon = canonical_item(item)
+        if canon is None:
             return False
-        last, length = self._runs.get(lst.start, ("", 0))
-        length = length + 1 if masked == last else 1
-        self._runs[lst.start] = (masked, length)
-        return length >= self.run
+        masked = _DIGITS.sub("#", canon)
+        lst.run_length = lst.run_length + 1 if masked == lst.run_item else 1
+        lst.run_item = masked
+        return lst.run_length >= self.run
