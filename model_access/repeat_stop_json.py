@@ -1,15 +1,16 @@
 """Repeat-stop rules for the official packages' JSON replies (`json_strings`, `json_runs`).
 
-They read JSON as model_access.repeat_stop's RepeatScanner does and cut less than GSW's rules: the
-packages' replies go on after a repeated item (a graph's edges follow its nodes), so only a loop
-that never ends on its own is cut. Registered, with their cache-key names, in RULES there.
+They read JSON as model_access.repeat_scan's RepeatScanner does and cut less than GSW's rules:
+the packages' replies go on after a repeated item (a graph's edges follow its nodes), so only a
+loop that never ends on its own is cut. Registered, with their cache-key names, in
+model_access.repeat_stop's RULES.
 """
 
 from __future__ import annotations
 
 import re
 
-from .repeat_stop import RUN, TEXT_NGRAM, Cut, RepeatScanner, _Open, canonical_item, repeated_run
+from .repeat_scan import RUN, TEXT_NGRAM, Cut, RepeatScanner, _Open, canonical_item, repeated_run
 
 # -- rule json_strings: a loop inside one JSON string ---------------------------------------
 #

@@ -53,7 +53,7 @@ def test_every_method_and_question_with_the_saved_labels(ep_site: Path) -> None:
     by_group = json.dumps(ds["charts"]["by_group"])
     for g in ("0", "1", "2", "3-5", "overall"):
         assert f'"group": "{g}"' in by_group or f'"group":"{g}"' in by_group
-    assert "judge qwen2.5-coder-0.5b-instruct" in by_group and "grounded credit" in by_group
+    assert "judge qwen2.5-coder-0.5b-instruct" in by_group and "grounded, grounding v1 credit" in by_group
 
 
 def test_the_question_page_marks_the_gold_units_blocks(ep_site: Path) -> None:

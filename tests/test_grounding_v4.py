@@ -1,7 +1,8 @@
-"""Grounding version 4 (EpBench): on a 0-cue question, an answer that asserts something counts
-at least one claim. Built from the epbench20-local-v2 bundle's stored replies, where version 3
-scored invented places and an unparsed date F1 1 because neither the judge nor the matcher (which
-knows only the book's values) listed a claim."""
+"""Grounding versions 4 and 5 (EpBench): on a 0-cue question, an answer that asserts something
+counts at least one claim. Built from the epbench20-local-v2 bundle's stored replies, where version
+3 scored invented places and an unparsed date F1 1 because neither the judge nor the matcher (which
+knows only the book's values) listed a claim, and version 4 still scored a bare wrong place F1 1
+because it was two words beyond the question."""
 
 from __future__ import annotations
 
@@ -24,10 +25,10 @@ def universe(data_dir: Path) -> Universe:
     return load_universe(str(data_dir), 20)
 
 
-def _lines(p: dict, j: dict, universe: Universe) -> tuple[dict, dict]:
+def _lines(p: dict, j: dict, universe: Universe, versions: tuple[int, int] = (3, 4)) -> tuple[dict, dict]:
     args = (p["question"], j["retrieval_type"], j["gold"], j["matching_score"], j["identified_items"],
             p["answer"], universe)
-    return checks(*args, 3), checks(*args, 4)
+    return checks(*args, versions[0]), checks(*args, versions[1])
 
 
 def _f1(j: dict, line: dict) -> float:
@@ -50,17 +51,27 @@ def test_a_zero_cue_answer_that_asserts_something_no_longer_scores_as_nothing_to
     assert _f1(j, v4) == 0.0
 
 
+def test_a_bare_book_value_the_question_did_not_name_is_a_claim_from_version_5(universe: Universe) -> None:
+    # "which protagonists were at the Whitney Museum of American Art ...?" answered with a place:
+    # two words beyond the question, so version 4 found no claim and scored the right "nothing"
+    p, j = bundled_question(BUNDLE, "cognee", "q12-976")
+    assert j["gold"] == [] and p["answer"].strip() == "The American Museum of Natural History"
+    v4, v5 = _lines(p, j, universe, (4, 5))
+    assert v4["zero_cue_assertion"] is False and _f1(j, v4) == 1.0
+    assert v5["zero_cue_assertion"] is True and _f1(j, v5) == 0.0
+
+
 def test_zero_cue_answers_that_decline_keep_their_score(universe: Universe) -> None:
-    # every 0-cue answer in the bundle that version 3 scored right and version 4 does not change
-    # must say it cannot find the material (or say nothing beyond the question's words)
+    # every 0-cue answer in the bundle that version 3 scored right and version 5 does not change
+    # must say it cannot find the material (version 4 let a bare wrong place through)
     kept = 0
     for run in sorted(RUNS.iterdir()):
         preds = {p["question_id"]: p for p in read_jsonl_file(run / "predictions.jsonl")}
         for j in read_jsonl_file(run / "judgments.jsonl"):
             if j["gold"] or "judge_error" in j:
                 continue
-            v3, v4 = _lines(preds[j["question_id"]], j, universe)
-            if _f1(j, v3) == 1.0 and not v4["zero_cue_assertion"]:
+            v3, v5 = _lines(preds[j["question_id"]], j, universe, (3, 5))
+            if _f1(j, v3) == 1.0 and not v5["zero_cue_assertion"]:
                 answer = preds[j["question_id"]]["answer"].lower()
                 assert any(w in answer for w in ("not", "no ", "cannot", "can't", "none", "unable")), answer
                 kept += 1

@@ -138,12 +138,20 @@ _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _NOTHING = re.compile(r"^\W*(?:nothing|none|nobody|no one|no)\b", re.I)
 
 
-def zero_cue_claims(answer: str, question: str) -> bool:
+def zero_cue_claims(answer: str, question: str, universe: Universe | None = None) -> bool:
     """Whether an answer to a question with nothing to find claims something anyway: three words
     beyond the question's own, or a year the question did not name ("2026" for "list all dates"),
-    outside the sentences that decline and the clauses that deny ("Nothing happens on ...")."""
+    outside the sentences that decline and the clauses that deny ("Nothing happens on ...").
+    Given the book's `universe` (version 5), naming any of its people, places, dates or event
+    types that the question does not name is a claim too: a bare wrong place ("The American Museum
+    of Natural History" for "which protagonists ...") is two words beyond a question that already
+    says "American Museum", and version 4 scored it the right "nothing to find"."""
     text = "\n".join(c for c in affirmed_text(answer).splitlines() if not _NOTHING.match(c))
-    return len(words_beyond(text, question)) >= 3 or bool(set(_YEAR.findall(text)) - set(_YEAR.findall(question)))
+    if len(words_beyond(text, question)) >= 3 or set(_YEAR.findall(text)) - set(_YEAR.findall(question)):
+        return True
+    return universe is not None and any(
+        phrase_in(v, text, fuzzy=False) and not _in_question(v, question)
+        for kind in ("person", "location", "date", "event_type") for v in universe.values(kind))
 
 
 def checks(question: str, retrieval_type: str, gold: list[str], scores: list[float],
@@ -160,7 +168,9 @@ def checks(question: str, retrieval_type: str, gold: list[str], scores: list[flo
     question's own words, outside sentences that decline, counts at least one claim
     (`zero_cue_claims`). The matcher knows only the book's values, so an answer that invents places ("the Ice Sculpture Park") or
     writes a date it cannot parse ("2024 March 23", or a bare "2026") found no claim under version 3,
-    and a judge that listed none scored it F1 1: a hallucination scored as the right "nothing to find"."""
+    and a judge that listed none scored it F1 1: a hallucination scored as the right "nothing to find".
+
+    Version 5: 4, and naming a value of the book the question did not name is such a claim too."""
     kind = KIND_BY_RETRIEVAL.get(retrieval_type)
     if grounding_version >= 2:
         g = ground_v2(answer, gold, scores, identified, kind, universe, question)
@@ -173,7 +183,8 @@ def checks(question: str, retrieval_type: str, gold: list[str], scores: list[flo
     if grounding_version >= 3 and det is not None:
         beyond = max(0, len(det.identified_items) - g.n_pred)
         n_pred += beyond
-    unlisted = grounding_version >= 4 and not gold and n_pred == 0 and zero_cue_claims(answer, question)
+    unlisted = grounding_version >= 4 and not gold and n_pred == 0 and zero_cue_claims(
+        answer, question, universe if grounding_version >= 5 else None)
     if unlisted:
         beyond, n_pred = beyond + 1, n_pred + 1
     out = {

@@ -221,7 +221,8 @@ def op_load(p: dict[str, Any]) -> dict[str, Any]:
     dumped = json.loads((STATE["root"] / "memories.json").read_text(encoding="utf-8"))
     if sum(counts.values()) != len(dumped["memories"]):
         raise RuntimeError(f"mem0 store holds {sum(counts.values())} memories, memories.json {len(dumped['memories'])}: "
-                           "the index is incomplete; rebuild it")
+                           f"the index is incomplete (a bundle's readable copy ships without the store); delete "
+                           f"{STATE['root'].parent} and run again: it is rebuilt from the model-call cache")
     return {"memories": sum(counts.values()), "views": counts}
 
 
