@@ -136,12 +136,24 @@ def _param(only_need_context: bool) -> Any:
                       max_total_tokens=rag.max_total_tokens, enable_rerank=False)
 
 
+def raise_if_failed(result: dict[str, Any] | None, seconds: float) -> None:
+    """LightRAG returns an exception inside a query (a keyword call past its 240 s timeout, on a
+    loaded machine) as a result with status "failure", shaped like an empty context. Answering
+    from it would score a crash as the method's retrieval, so it is raised: the run stops, says
+    why, and resumes from the cache. The one failure that is a result is "no_results": the graph
+    had nothing for the query, and LightRAG's no-context marker is the context."""
+    result = result or {}
+    if result.get("status") == "failure" and (result.get("metadata") or {}).get("failure_reason") != "no_results":
+        raise RuntimeError(f"LightRAG's query failed after {seconds:.0f} s: {result.get('message') or 'no message'}")
+
+
 async def op_retrieve(p: dict[str, Any]) -> dict[str, Any]:
     rag = STATE["rag"]
     STATE.update(max_units=p.get("max_units"), dropped=[], before=[])
     t0 = time.perf_counter()
     result = await rag.aquery_llm(p["question"], _param(only_need_context=True))
     seconds = round(time.perf_counter() - t0, 3)
+    raise_if_failed(result, seconds)
     context = ((result or {}).get("llm_response") or {}).get("content") or ""
     data = (result or {}).get("data") or {}
     chunks = data.get("chunks") or []
