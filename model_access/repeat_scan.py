@@ -13,6 +13,15 @@ from dataclasses import dataclass, field
 TEXT_NGRAM = 12  # words in a repeated run that ends a plain-text reply
 
 
+def finish_with_space(scanner: RepeatScanner | NgramScanner) -> Cut | None:
+    """End a scanner's reply: one space fed completes what is pending (an item, a word), then
+    leaves the reply's text as it was."""
+    if scanner.cut is None:
+        scanner.feed(" ")
+        scanner.text = scanner.text[:-1]
+    return scanner.cut
+
+
 @dataclass
 class _Open:
     kind: str  # "{" or "["
@@ -96,10 +105,7 @@ class RepeatScanner:
 
     def finish(self) -> Cut | None:
         """The reply has ended: what is still pending is complete (the text stays the reply's)."""
-        if self.cut is None:
-            self.feed(" ")
-            self.text = self.text[:-1]
-        return self.cut
+        return finish_with_space(self)
 
     def _string_char(self, i: int, ch: str, escaped: bool) -> None:
         """A character inside a string (`escaped`: a backslash or the character after one)."""
@@ -191,10 +197,7 @@ class NgramScanner:
 
     def finish(self) -> Cut | None:
         """The reply has ended: its last word is complete (the text stays the reply's)."""
-        if self.cut is None:
-            self.feed(" ")
-            self.text = self.text[:-1]
-        return self.cut
+        return finish_with_space(self)
 
     def _close(self, first: int, repeat_start: int) -> Cut:
         ends = [m.end() for m in _SENTENCE_END.finditer(self.text, first, repeat_start + 1)]
