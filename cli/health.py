@@ -6,7 +6,9 @@ the answers and the judge (evaluation/health/), each against the thresholds of
 conf/health/default.yaml (or --thresholds FILE). Writes RUN_DIR/health.json for each run and
 prints one table (run, scope, check, status, value, threshold, message), or with
 --side-by-side one row per check and a column per run (status and value). Exit status 1 when a
-check failed, so scripts can stop on a degenerate run.
+check failed, so scripts can stop on a degenerate run. A run inside a result bundle (results/NAME/
+runs/...) is checked and printed but never written: its files are the bundle's, which
+`bundle verify` checks against its manifest.
 """
 
 from __future__ import annotations
@@ -14,6 +16,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+
+
+def in_bundle(run: Path) -> bool:
+    """Whether the run folder is one of a result bundle's (BUNDLE/runs/DATASET/RUN, manifest.json)."""
+    parents = run.resolve().parents
+    return len(parents) > 2 and parents[1].name == "runs" and (parents[2] / "manifest.json").is_file()
 
 
 def main(argv: list[str]) -> int:
@@ -39,8 +47,12 @@ def main(argv: list[str]) -> int:
             return 2
         if not (run / "metrics.json").exists():
             print(f"{run.name}: index only (no metrics.json): the index checks", file=sys.stderr)
+        bundled = in_bundle(run)
+        if bundled and not args.no_write:
+            print(f"{run.name}: a bundled run: checked, health.json not written (the bundle's own is "
+                  "checked by `memeval bundle verify`)", file=sys.stderr)
         try:
-            if args.no_write:
+            if args.no_write or bundled:
                 health = run_health(run, thresholds)
             else:
                 with FolderLock(run, "run folder"):  # never write beside a run still writing

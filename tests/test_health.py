@@ -429,3 +429,18 @@ def test_a_saved_config_gets_todays_thresholds_for_checks_added_after_it() -> No
     assert health.index.source_copies.fail == TH["index"]["source_copies"]["fail"]
     assert health.judge.kappa.warn == TH["judge"]["kappa"]["warn"]
     assert upgrade_config({"method": {"name": "x"}}).get("health") is None
+
+
+def test_memeval_health_on_a_bundled_run_checks_it_and_leaves_its_files(capsys) -> None:
+    # a bundle's run folder is the bundle's: writing health.json there changed a shipped file
+    # (and left a lock beside it) under manifest.json's digests
+    from cli import health as health_cli
+
+    run = next((Path(__file__).resolve().parents[1] / "results" / "epbench20-local" / "runs" / "epbench20")
+               .glob("vanilla-*"))
+    before = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
+    health_cli.main([str(run)])
+    out = capsys.readouterr()
+    assert "a bundled run: checked, health.json not written" in out.err
+    assert f"| {run.name} | index |" in out.out or f"| {run.name} | context |" in out.out
+    assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == before
