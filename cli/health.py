@@ -18,13 +18,8 @@ import sys
 from pathlib import Path
 
 
-def in_bundle(run: Path) -> bool:
-    """Whether the run folder is one of a result bundle's (BUNDLE/runs/DATASET/RUN, manifest.json)."""
-    parents = run.resolve().parents
-    return len(parents) > 2 and parents[1].name == "runs" and (parents[2] / "manifest.json").is_file()
-
-
 def main(argv: list[str]) -> int:
+    from evaluation.bundle.manifest import holds_run
     from evaluation.health.table import markdown, rows, side_by_side
     from evaluation.runs.health_file import load_thresholds
     from evaluation.runs.locking import FolderBusyError, FolderLock
@@ -47,7 +42,7 @@ def main(argv: list[str]) -> int:
             return 2
         if not (run / "metrics.json").exists():
             print(f"{run.name}: index only (no metrics.json): the index checks", file=sys.stderr)
-        bundled = in_bundle(run)
+        bundled = holds_run(run)
         if bundled and not args.no_write:
             print(f"{run.name}: a bundled run: checked, health.json not written (the bundle's own is "
                   "checked by `memeval bundle verify`)", file=sys.stderr)

@@ -46,6 +46,13 @@ def file_hashes(root: Path) -> dict[str, str]:
     return {rel: sha256_file(root / rel) for rel in rels if rel != MANIFEST}
 
 
+def holds_run(run: Path) -> bool:
+    """Whether a run folder is one of a bundle's (BUNDLE/runs/DATASET/RUN beside BUNDLE/manifest.json):
+    its files are then the bundle's, which only export writes and verify checks."""
+    parents = run.resolve().parents
+    return len(parents) > 2 and parents[1].name == "runs" and (parents[2] / MANIFEST).is_file()
+
+
 def load_manifest(bundle: Path) -> dict[str, Any]:
     path = bundle / MANIFEST
     if not path.is_file():
