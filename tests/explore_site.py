@@ -3,6 +3,8 @@ around JSON, so the expectations are checked against what the page itself would 
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -21,10 +23,11 @@ def site_data(out: Path) -> dict[str, Any]:
 
 
 def chunk(out: Path, kind: str, stem: str) -> Any:
+    """A question or text chunk as the page reads it (packed: gzip + base64 in a string)."""
     text = (out / kind / f"{stem}.js").read_text(encoding="utf-8")
-    head = f'MEMEVAL_EXPLORER_LOAD("{kind}","{stem}",'
-    assert text.startswith(head) and text.endswith(");\n")
-    return json.loads(text[len(head):-3])
+    head = f'MEMEVAL_EXPLORER_LOAD("{kind}","{stem}","'
+    assert text.startswith(head) and text.endswith('");\n')
+    return json.loads(gzip.decompress(base64.b64decode(text[len(head):-4])))
 
 
 def saved_labels(run: Path) -> dict[str, str]:

@@ -1,6 +1,7 @@
 """memeval bundle export RUN_DIR... --name NAME [--out results]
 memeval bundle verify results/NAME
 memeval bundle import results/NAME [--cache PATH]
+memeval bundle explorer results/NAME   (rebuild its explorer with today's page code; 0 calls)
 (`python -m evaluation.bundle ...` is the same command.)
 
 A result bundle is a comparison anyone can re-derive at zero cost: the run folders, every model
@@ -46,12 +47,18 @@ def main(argv: list[str] | None = None, prog: str = "memeval bundle") -> int:
     im.add_argument("bundle", type=Path)
     im.add_argument("--cache", type=Path, default=memeval_home() / "model_calls.sqlite")
     im.add_argument("--backend", choices=BACKENDS)
+    rb = sub.add_parser("explorer", help="rebuild a bundle's explorer/ from its runs (0 calls) and update its manifest")
+    rb.add_argument("bundle", type=Path)
     args = ap.parse_args(argv)
 
     if args.cmd == "verify":
         if args.keep:
             args.keep.mkdir(parents=True, exist_ok=True)
         return verify(args.bundle, args.data_dir, args.keep)
+    if args.cmd == "explorer":
+        from .explorer import rebuild
+
+        return rebuild(args.bundle)
     if args.cmd == "import":
         from .verify import import_calls
 

@@ -3,11 +3,15 @@ verify rebuilds it from the bundled runs and checks the shipped copy is the same
 
 Both build from inside the bundle with bundle-relative run paths, so the pages name the runs
 as the bundle holds them and link into its indexes/ folder the same way wherever it is checked.
+`rebuild` brings a shipped bundle's explorer up to today's page code (0 calls: it reads only the
+bundled runs) and records the new files' sha256s in the manifest.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -46,7 +50,31 @@ def check(bundle: Path, manifest: dict[str, Any], log: Any) -> bool:
     stale = sorted(k for k in fresh.keys() | shipped.keys() if fresh.get(k) != shipped.get(k))
     if stale:
         log(f"FAIL explorer: {len(stale)} of {len(fresh)} files differ from a fresh build ({', '.join(stale[:5])}); "
-            f"re-export the bundle, or run `{entry['command']}` in it")
+            f"rebuild it with `memeval bundle explorer {bundle.as_posix()}` (0 calls; updates the manifest)")
         return False
     log(f"explorer: {entry['dir']}/ is current ({len(fresh)} files rebuilt identically)")
     return True
+
+
+def rebuild(bundle: Path, log: Any = print) -> int:
+    """Rewrite explorer/ of a bundle whose other files are intact; 0 on success."""
+    from evaluation.bundle.manifest import MANIFEST, check_files, load_manifest, sha256_file
+
+    manifest = load_manifest(bundle)
+    problems = [p for p in check_files(bundle, manifest) if not p.split(": ", 1)[-1].startswith(f"{EXPLORER}/")]
+    if problems:
+        log(f"FAIL not rebuilt: the bundle's other files do not match its manifest ({problems[0]})")
+        return 1
+    matrix = (manifest.get("judge_matrix") or {}).get("json")
+    rels = [r["path"] for r in manifest["runs"]]
+    entry = write(bundle, rels, Path(matrix) if matrix else None)
+    files = {k: v for k, v in manifest["files"].items() if not k.startswith(f"{EXPLORER}/")}
+    files.update({p.relative_to(bundle).as_posix(): sha256_file(p)
+                  for p in sorted((bundle / EXPLORER).rglob("*")) if p.is_file()})
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=False).stdout.strip()
+    manifest["explorer"] = {**entry, "rebuilt_at_commit": commit or None}
+    manifest["files"] = dict(sorted(files.items()))
+    (bundle / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    size = sum(p.stat().st_size for p in (bundle / EXPLORER).rglob("*") if p.is_file())
+    log(f"explorer: {bundle / EXPLORER} rebuilt ({entry['files']} files, {size / 1e6:.1f} MB); manifest updated")
+    return 0

@@ -2,6 +2,10 @@
 question table), q/*.js (question pages, loaded when one is opened), t/*.js (context blocks, each
 stored once) and vendor/vega-bundle.js (Vega, Vega-Lite and vega-embed, from vl-convert).
 
+The q/ and t/ chunks are most of a bundle's explorer and are repetitive text (contexts, answers),
+so each is stored gzip-compressed and base64-encoded (about a sixth of its JSON size); the page
+decodes it with the browser's DecompressionStream. Format 1 stored them as plain JSON.
+
 Every file is a classic script, so the site works from file:// (a browser refuses fetch() and
 module imports there) and from any static host. Nothing in the output depends on the time or the
 machine: two builds of the same runs are identical byte for byte (`bundle verify` relies on it).
@@ -9,6 +13,8 @@ machine: two builds of the same runs are identical byte for byte (`bundle verify
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import shutil
 from dataclasses import dataclass, field
@@ -30,10 +36,12 @@ from .questions import (
 )
 from .readers import health_view, index_links
 
-SITE_FORMAT = 1
+SITE_FORMAT = 2
 CHUNK_QUESTIONS = 40
 TEXT_FILE_BYTES = 1_000_000
 GENERATED = ("index.html", "data.js", "q", "t", "vendor")
+PACKED = ("q", "t")  # folders whose chunks are stored gzip + base64
+LOAD = "MEMEVAL_EXPLORER_LOAD"
 SCRIPTS = ("core.js", "overview.js", "table.js", "question.js")  # the page's code, inlined in this order
 
 
@@ -130,14 +138,34 @@ def build_site(run_dirs: list[Path], out: Path, judge_matrix: Path | None = None
                                                .replace("/*{{CSS}}*/", _asset("app.css"))
                                                .replace("/*{{JS}}*/", "\n".join(_asset(f) for f in SCRIPTS))}
     for stem, content in chunks.items():
-        files[f"q/{stem}.js"] = f"MEMEVAL_EXPLORER_LOAD(\"q\",\"{stem}\",{_js(content)});\n"
+        files[f"q/{stem}.js"] = packed_chunk("q", stem, content)
     for n, (start, texts) in enumerate(text_files):
-        files[f"t/{n:04d}.js"] = f"MEMEVAL_EXPLORER_LOAD(\"t\",\"{n:04d}\",{_js({'start': start, 'texts': texts})});\n"
+        files[f"t/{n:04d}.js"] = packed_chunk("t", f"{n:04d}", {"start": start, "texts": texts})
     site = Site(out)
     _write(out, files, site)
     site.datasets = {name: {"runs": len(group), "questions": len(d["rows"])}
                      for (name, group), d in zip(by_dataset.items(), datasets, strict=True)}
     return site
+
+
+def packed_chunk(kind: str, stem: str, content: Any) -> str:
+    """A chunk file: the loader called with the content's JSON, gzip-compressed (no timestamp, so
+    two builds agree) and base64-encoded into a string."""
+    packed = base64.b64encode(gzip.compress(_js(content).encode("utf-8"), compresslevel=9, mtime=0))
+    return f'{LOAD}("{kind}","{stem}","{packed.decode("ascii")}");\n'
+
+
+def read_chunk(text: str) -> tuple[str, str, Any]:
+    """(kind, stem, content) of a chunk file, packed (format 2) or plain JSON (format 1)."""
+    head, sep, rest = text.partition(",")
+    kind = head.removeprefix(f'{LOAD}("').removesuffix('"')
+    stem, _, payload = rest.partition(",")
+    if not (sep and head.startswith(f"{LOAD}(") and payload.endswith(");\n")):
+        raise ExploreError(f"not an explorer chunk: {text[:80]!r}")
+    payload = payload[:-3]
+    if payload.startswith('"'):
+        payload = gzip.decompress(base64.b64decode(json.loads(payload))).decode("utf-8")
+    return kind, json.loads(stem), json.loads(payload)
 
 
 def _text_files(texts: list[str]) -> list[tuple[int, list[str]]]:
@@ -174,10 +202,18 @@ def _write(out: Path, files: dict[str, str], site: Site) -> None:
 
 
 def generated_files(out: Path) -> dict[str, bytes]:
-    """The explorer files under `out` (what `bundle verify` compares with a fresh build)."""
+    """The explorer files under `out` (what `bundle verify` compares with a fresh build). A packed
+    chunk is compared by its content, not its compressed bytes, which another zlib may write
+    differently; the manifest's sha256s still pin the shipped bytes."""
     found = {}
     for name in GENERATED:
         target = out / name
         paths = sorted(target.rglob("*")) if target.is_dir() else [target] if target.is_file() else []
-        found.update({p.relative_to(out).as_posix(): p.read_bytes() for p in paths if p.is_file()})
+        for p in paths:
+            if p.is_file():
+                rel = p.relative_to(out).as_posix()
+                data = p.read_bytes()
+                if rel.split("/")[0] in PACKED:
+                    data = _js(read_chunk(data.decode("utf-8"))).encode("utf-8")
+                found[rel] = data
     return found

@@ -7,11 +7,22 @@ const main = document.getElementById("main");
 const loaded = { q: {}, t: {} }, waiting = {};
 let vegaReady = null;
 
-window.MEMEVAL_EXPLORER_LOAD = function (kind, stem, data) {
-  loaded[kind][stem] = data;
-  (waiting[kind + stem] || []).forEach(function (w) { w[0](data); });
-  delete waiting[kind + stem];
+window.MEMEVAL_EXPLORER_LOAD = function (kind, stem, data) {  // data: JSON, or gzip+base64 of it
+  (typeof data === "string" ? unpack(data) : Promise.resolve(data)).then(function (d) {
+    loaded[kind][stem] = d;
+    (waiting[kind + stem] || []).forEach(function (w) { w[0](d); });
+    delete waiting[kind + stem];
+  }, function (e) {
+    (waiting[kind + stem] || []).forEach(function (w) { w[1](new Error("cannot read " + kind + "/" + stem + ".js: " + e)); });
+    delete waiting[kind + stem];
+  });
 };
+function unpack(b64) {
+  const bin = atob(b64), bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  const text = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Response(text).text().then(JSON.parse);
+}
 
 function script(src, onerror) {
   const s = document.createElement("script");
