@@ -127,6 +127,26 @@ def test_contexts_quoting_units_beyond_the_cap_are_flagged() -> None:
     assert unaudited.status == "ok" and unaudited.value is None  # runs made before the audit
 
 
+def test_contexts_from_a_packages_fallback_are_counted() -> None:
+    # HippoRAG 2 answers from dense passage retrieval when its recognition memory keeps no fact;
+    # its worker records the reason per question (methods/external/workers/hipporag2_worker.py)
+    dense = "dense passage retrieval (recognition memory kept no fact)"
+
+    def fallback(reasons: list[str | None]) -> Any:
+        preds = [_pred(i, f"context {i}", retrieval={"fallback": r, "recognition": {"facts_kept": 0 if r else 2}})
+                 for i, r in enumerate(reasons)]
+        return {c.name: c for c in context_checks(preds, {}, (), True, {}, TH["context"])}["fallback"]
+
+    assert (fallback([None] * 10).status, fallback([None] * 10).value) == ("ok", 0.0)
+    two = fallback([dense, dense] + [None] * 8)
+    assert two.status == "warn" and two.value == pytest.approx(0.2) and dense in two.message
+    every = fallback([dense] * 10)
+    assert every.status == "fail" and "10 of 10 (100%)" in every.message
+    unrecorded = {c.name: c for c in context_checks([_pred(i, "c") for i in range(4)], {}, (), True, {},
+                                                   TH["context"])}["fallback"]
+    assert unrecorded.value is None and "no prediction records" in unrecorded.message
+
+
 def test_cognees_graph_text_from_other_sessions_is_flagged_in_a_shipped_run() -> None:
     # conv-30's first 8 sessions: two of cognee's 12 contexts carry node text copied from a
     # session the method did not report (the bundle's NOTES counted them as beyond the cap)

@@ -10,11 +10,15 @@
   judged against gold-unit recall where the protocol's gold strings are spans of the text: units
   that are named but whose content is gone (a summary, a graph) show up here;
 - beyond_cap: contexts that quote units the method did not report, so the shared cap did not
-  bound them (the harness's cap audit, recorded per prediction).
+  bound them (the harness's cap audit, recorded per prediction);
+- fallback: contexts the method's own memory did not produce, where its package fell back to
+  another retriever (a method that can fall back records `fallback` in each prediction's
+  retrieval: HippoRAG 2's dense passage retrieval when its recognition memory keeps no fact).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from ..answer_text import find_dates, normalize, parse_date
@@ -111,7 +115,23 @@ def context_checks(predictions: list[dict[str, Any]], metrics: dict[str, Any], m
         out.append(check("gold_strings", SCOPE, ratio, th["gold_strings"],
                          f"{what}, {ratio:.2f} of what its gold-unit recall {recall:.2f} claims", low_is_bad=True))
     out.append(beyond_cap_check(predictions, th["beyond_cap"]))
+    out.append(fallback_check(predictions, th["fallback"]))
     return out
+
+
+def fallback_check(predictions: list[dict[str, Any]], limits: dict[str, Any]) -> Check:
+    """Share of contexts that came from the package's fallback (a reason in retrieval.fallback)
+    among the predictions that record whether it fell back."""
+    recorded = [p["retrieval"]["fallback"] for p in predictions
+                if isinstance(p.get("retrieval"), dict) and "fallback" in p["retrieval"]]
+    if not recorded:
+        return not_measured("fallback", SCOPE, limits, "no prediction records whether the method fell back")
+    fell = Counter(str(r) for r in recorded if r)
+    n = sum(fell.values())
+    what = f"{pct(n, len(recorded))} contexts came from a fallback, not the method's own memory"
+    if fell:
+        what += f" ({fell.most_common(1)[0][0]})"
+    return check("fallback", SCOPE, share(n, len(recorded)), limits, what)
 
 
 def beyond_cap_check(predictions: list[dict[str, Any]], limits: dict[str, Any]) -> Check:

@@ -4,6 +4,12 @@ Runs inside the hipporag2 environment (standard library + that env only). HippoR
 chunking, so each chapter (its heading line, then its text) is one passage. `retrieve` returns
 exactly the passages HippoRAG's QA step would read; the worker keeps the top min(qa_top_k, cap)
 in HippoRAG's ranking, so the context cap holds by construction.
+
+HippoRAG 2 answers from its graph only when its recognition memory (an LLM filter over the
+question's nearest facts) keeps a fact; otherwise it falls back to dense passage retrieval, and a
+failed filter call is caught and printed, so it falls back too. The worker records per question
+how many facts the filter saw and kept and names the fallback (health's `fallback` check counts
+them), and raises on a failed filter call instead of letting it pass as "no fact".
 """
 
 from __future__ import annotations
@@ -38,10 +44,48 @@ def op_open(p: dict[str, Any]) -> dict[str, Any]:
     if s.get("max_new_tokens") is not None:
         config.max_new_tokens = int(s["max_new_tokens"])
     rag = HippoRAG(global_config=config)
+    _watch_recognition(rag)
     STATE.update(rag=rag, settings=s, config=config)
     return {"hipporag": version("hipporag"), "qa_top_k": config.qa_top_k,
             "linking_top_k": config.linking_top_k, "retrieval_top_k": config.retrieval_top_k,
             "max_new_tokens": config.max_new_tokens, "embedding_class": type(rag.embedding_model).__name__}
+
+
+def _watch_recognition(rag: Any) -> None:
+    """Keep the last recognition-memory log and any exception of its filter call (both swallowed
+    inside the package) in STATE, for `_recognition`."""
+    filt, facts = rag.rerank_filter, rag.rerank_facts
+    call = filt.llm_call
+
+    def llm_call(*a: Any, **kw: Any) -> Any:
+        try:
+            return call(*a, **kw)
+        except Exception as exc:
+            STATE["recognition_error"] = f"{type(exc).__name__}: {exc}"
+            raise
+
+    def rerank_facts(*a: Any, **kw: Any) -> Any:
+        out = facts(*a, **kw)
+        STATE["recognition_log"] = out[2]
+        return out
+
+    filt.llm_call = llm_call
+    rag.rerank_facts = rerank_facts
+
+
+def _retrieve(rag: Any, question: str, k: int) -> tuple[Any, dict[str, Any]]:
+    """One HippoRAG retrieval and what its recognition memory did: (solution, fields for the reply)."""
+    STATE.pop("recognition_error", None)
+    STATE.pop("recognition_log", None)
+    solution = rag.retrieve(queries=[question], num_to_retrieve=k)[0]
+    log_ = STATE.pop("recognition_log", None) or {}
+    error = STATE.pop("recognition_error", None) or log_.get("error")
+    if error:
+        raise RuntimeError(f"HippoRAG 2's recognition-memory call failed ({error}); the package would have "
+                           "answered from dense passage retrieval as if no fact matched. Rerun to resume.")
+    before, kept = len(log_.get("facts_before_rerank") or []), len(log_.get("facts_after_rerank") or [])
+    return solution, {"recognition": {"facts_before": before, "facts_kept": kept},
+                      "fallback": None if kept else "dense passage retrieval (recognition memory kept no fact)"}
 
 
 def _map(units: list[dict[str, Any]]) -> list[str]:
@@ -78,7 +122,7 @@ def op_retrieve(p: dict[str, Any]) -> dict[str, Any]:
         k = min(k, int(p["max_units"]))
     before = {"ppr": rag.ppr_time, "rerank": rag.rerank_time, "all": rag.all_retrieval_time}
     t0 = time.perf_counter()
-    solution = rag.retrieve(queries=[p["question"]], num_to_retrieve=k)[0]
+    solution, recognition = _retrieve(rag, p["question"], k)
     seconds = round(time.perf_counter() - t0, 3)
     docs = list(solution.docs)[:k]
     scores = [float(x) for x in list(solution.doc_scores)[:k]]
@@ -93,6 +137,7 @@ def op_retrieve(p: dict[str, Any]) -> dict[str, Any]:
         "passages": [{"unit": u, "score": round(sc, 6)} for u, sc in zip(units, scores, strict=False)],
         "dropped_units": [],
         "k": k,
+        **recognition,
         "timings": {"retrieve_s": seconds, "ppr_s": round(rag.ppr_time - before["ppr"], 3),
                     "rerank_s": round(rag.rerank_time - before["rerank"], 3)},
     }
@@ -105,14 +150,14 @@ def op_answer(p: dict[str, Any]) -> dict[str, Any]:
     if p.get("max_units") is not None:
         k = min(k, int(p["max_units"]))
     t0 = time.perf_counter()
-    solution = rag.retrieve(queries=[p["question"]], num_to_retrieve=k)[0]
+    solution, recognition = _retrieve(rag, p["question"], k)
     solution.docs = list(solution.docs)[:k]
     solution.doc_scores = solution.doc_scores[:k]
     solutions, responses, _meta = rag.qa([solution])
     mapping = STATE["doc_to_unit"]
     return {"answer": solutions[0].answer, "raw_response": responses[0], "prompt": "hipporag rag_qa",
             "context_text": "\n\n".join(solution.docs), "units": [mapping.get(d) for d in solution.docs],
-            "timings": {"answer_s": round(time.perf_counter() - t0, 3)}}
+            **recognition, "timings": {"answer_s": round(time.perf_counter() - t0, 3)}}
 
 
 if __name__ == "__main__":
