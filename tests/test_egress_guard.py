@@ -4,6 +4,7 @@ A child Python started with the harness's worker environment (`envs.worker_env`)
 loopback and nothing else: each refused attempt raises in the child and is recorded in the log the
 harness names. The targets are TEST-NET-1 (192.0.2.0/24, never routed) and the reserved .invalid
 domain, and the guard refuses them before any packet or DNS query is sent.
+The same environment fixes the string-hash seed, so set iteration order is one in every worker.
 """
 
 from __future__ import annotations
@@ -76,3 +77,19 @@ def test_nothing_recorded_when_nothing_is_attempted(tmp_path) -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert proc.stdout.strip() == "True", proc.stderr
     assert envs.egress_attempts(log) == [] and not log.exists()
+
+
+def test_every_worker_iterates_a_set_of_strings_in_one_order(tmp_path) -> None:
+    # HippoRAG 2 breaks score ties among linked phrases in a set's iteration order; with a random
+    # string-hash seed per process its export replay chose other phrases (EpBench-20, 2026-12-05)
+    code = "print(list({f'entity-{i}' for i in range(40)}))"
+
+    def order(env: dict[str, str]) -> str:
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    env = envs.worker_env(tmp_path, {}, egress_log=None)
+    assert len({order(env) for _ in range(3)}) == 1
+    random_seed = {k: v for k, v in env.items() if k != "PYTHONHASHSEED"}
+    assert len({order(random_seed) for _ in range(3)}) > 1  # what a worker without it would do

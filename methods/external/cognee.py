@@ -54,7 +54,7 @@ class CogneeMethod(ExternalMethod):
         # order. With Kuzu's default (a thread per core) two retrieval passes over one index gave
         # 3 of EpBench-20's 200 contexts with edges in another order (2026-12-05), and the run did
         # not replay; graphiti's worker makes the same choice for the same reason.
-        return {"TELEMETRY_DISABLED": "1", "PYTHONHASHSEED": "0", "KUZU_NUM_THREADS": "1"}
+        return {"TELEMETRY_DISABLED": "1", "KUZU_NUM_THREADS": "1"}
 
     def units_for_worker(self, corpus: Corpus) -> list[dict[str, Any]]:
         return dated_payload(corpus, self.episode_dates)

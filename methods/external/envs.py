@@ -340,7 +340,7 @@ def worker_env(path: Path, extra: dict[str, str], egress_log: Path | None = None
     GraphRAG: GRAPHRAG_*; litellm: proxies and price-map fetching), so workers start from an
     empty environment plus the offline switches and whatever the caller passes explicitly.
     Every worker runs under the egress guard (workers/egress_guard/): loopback only, and each
-    refused attempt is appended to `egress_log` when given.
+    refused attempt is appended to `egress_log` when given, and with a fixed string-hash seed.
     """
     home = path / "home"
     home.mkdir(exist_ok=True)
@@ -368,6 +368,11 @@ def worker_env(path: Path, extra: dict[str, str], egress_log: Path | None = None
         "no_proxy": "127.0.0.1,localhost",
         "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2"),
         "TOKENIZERS_PARALLELISM": "false",
+        # One string-hash seed in every worker process: a package that iterates a set of strings
+        # then does so in one order, so ties break the same way in the run and in its replay
+        # (HippoRAG 2 ranks linked phrases by a stable sort over a set's order: with a random
+        # seed, EpBench-20's export replay chose other phrases and needed new calls, 2026-12-05).
+        "PYTHONHASHSEED": "0",
     }
     env["PYTHONPATH"] = str(EGRESS_GUARD)
     if egress_log is not None:

@@ -72,7 +72,7 @@ class GraphitiMethod(ExternalMethod):
         return {**super().params(), **({"reply_ceiling": ceiling} if ceiling is not None else {})}
 
     def worker_env_extra(self) -> dict[str, str]:
-        return {"GRAPHITI_TELEMETRY_ENABLED": "false", "PYTHONHASHSEED": "0"}
+        return {"GRAPHITI_TELEMETRY_ENABLED": "false"}
 
     def units_for_worker(self, corpus: Corpus) -> list[dict[str, Any]]:
         source = self.episode_source
