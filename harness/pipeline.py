@@ -6,7 +6,6 @@ import asyncio
 import datetime as dt
 import logging
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ from .replay import active_replay
 from .stages import answer_stage, index_stage, index_store_root, judge_stage
 from .sweep import sweep_name
 from .tracking import log_to_wandb
-from .versions import package_versions
+from .versions import git, package_versions
 
 log = logging.getLogger("memeval")
 STAGES = ("index", "answer", "judge", "score")
@@ -88,14 +87,6 @@ def _node_servers() -> Any:
     return _registry
 
 
-def _git_commit() -> str | None:
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                              check=True, cwd=Path(__file__).parent).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
 def _meta(cfg: DictConfig, c: Components) -> dict[str, Any]:
     return {
         "run_format": RUN_FORMAT, "method": c.method_cfg.name, "dataset": c.dataset.name, "data_version": c.dataset.version,
@@ -107,7 +98,7 @@ def _meta(cfg: DictConfig, c: Components) -> dict[str, Any]:
         "subset": c.subset_label, "n_questions": len(c.questions), "protocol": c.protocol.describe(),
         "answer_with": str(c.method_cfg.get("answer_with") or "shared"),
         "experiment": experiment_meta(cfg, c),
-        "git_commit": _git_commit(), "versions": package_versions(), "strata_key": c.dataset.strata_key,
+        "git_commit": git("rev-parse", "HEAD"), "versions": package_versions(), "strata_key": c.dataset.strata_key,
         "group_keys": c.dataset.group_keys or [c.dataset.strata_key],
         **dataset_facts(c.dataset, c.pool, (q.id for q in c.questions)),  # population, gold_audit
     }

@@ -1,9 +1,12 @@
-"""Installed versions of the packages that can change a run's numbers, recorded in meta.json."""
+"""Installed versions of the packages that can change a run's numbers, recorded in meta.json,
+and the code's own version (its git commit, recorded by runs and bundles)."""
 
 from __future__ import annotations
 
 import platform
+import subprocess
 from importlib import metadata
+from pathlib import Path
 
 # Clients, tokenizers, numerics, embedders and the local server: a different version of any of
 # these can change an answer, a token count, a retrieval score or a bootstrap interval.
@@ -23,3 +26,12 @@ def package_versions(names: tuple[str, ...] = NUMBER_CHANGING) -> dict[str, str 
         except metadata.PackageNotFoundError:
             out[name] = None
     return out
+
+
+def git(*args: str, cwd: Path | None = None) -> str | None:
+    """git's output in `cwd` (default: this code's own checkout); None where git fails."""
+    try:
+        return subprocess.run(["git", *args], capture_output=True, text=True, check=True,
+                              cwd=cwd or Path(__file__).parent).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None

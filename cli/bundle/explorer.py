@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -58,7 +57,8 @@ def check(bundle: Path, manifest: dict[str, Any], log: Any) -> bool:
 
 def rebuild(bundle: Path, log: Any = print) -> int:
     """Rewrite explorer/ of a bundle whose other files are intact; 0 on success."""
-    from evaluation.bundle.manifest import MANIFEST, check_files, load_manifest, sha256_file
+    from evaluation.bundle.manifest import MANIFEST, check_files, file_hashes, load_manifest
+    from harness.versions import git
 
     manifest = load_manifest(bundle)
     problems = [p for p in check_files(bundle, manifest) if not p.split(": ", 1)[-1].startswith(f"{EXPLORER}/")]
@@ -69,10 +69,8 @@ def rebuild(bundle: Path, log: Any = print) -> int:
     rels = [r["path"] for r in manifest["runs"]]
     entry = write(bundle, rels, Path(matrix) if matrix else None)
     files = {k: v for k, v in manifest["files"].items() if not k.startswith(f"{EXPLORER}/")}
-    files.update({p.relative_to(bundle).as_posix(): sha256_file(p)
-                  for p in sorted((bundle / EXPLORER).rglob("*")) if p.is_file()})
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=False).stdout.strip()
-    manifest["explorer"] = {**entry, "rebuilt_at_commit": commit or None}
+    files.update({f"{EXPLORER}/{rel}": digest for rel, digest in file_hashes(bundle / EXPLORER).items()})
+    manifest["explorer"] = {**entry, "rebuilt_at_commit": git("rev-parse", "HEAD")}
     manifest["files"] = dict(sorted(files.items()))
     (bundle / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     size = sum(p.stat().st_size for p in (bundle / EXPLORER).rglob("*") if p.is_file())

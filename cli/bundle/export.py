@@ -29,7 +29,7 @@ from evaluation.bundle.manifest import (
     sha256_file,
 )
 from evaluation.runs.folder import PACKED, artifact
-from harness.versions import package_versions
+from harness.versions import git, package_versions
 from model_access.cache import ResponseCache
 from model_access.cache_cli import export as export_calls
 
@@ -102,7 +102,7 @@ def export_bundle(runs: list[Path], name: str, out_root: Path = Path("results"),
         explorer_note = explorer.write(stage, [rels[r] for r in runs], matrix_json)  # cli/bundle/explorer.py
         manifest = {
             "format": FORMAT, "name": name, "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            "git_commit": _git("rev-parse", "HEAD"), "git_dirty": bool(_git("status", "--porcelain")),
+            "git_commit": git("rev-parse", "HEAD"), "git_dirty": bool(git("status", "--porcelain")),
             "versions": package_versions(), "data_versions": sorted({e["data_version"] for e in run_entries}),
             "runs": run_entries, "reference": ref, "report": report_note, "explorer": explorer_note,
             "calls": {"file": CALLS, "entries": n_calls, "sha256": sha256_file(stage / CALLS)},
@@ -116,7 +116,7 @@ def export_bundle(runs: list[Path], name: str, out_root: Path = Path("results"),
         if leaks:
             raise BundleError(f"not exported: a secret from the environment appears in {', '.join(leaks)}")
         manifest["files"] = file_hashes(stage)
-        ignored = ignored_by_git(dest, [*manifest["files"], MANIFEST])
+        ignored = ignored_bygit(dest, [*manifest["files"], MANIFEST])
         if ignored:
             raise BundleError(
                 f"not exported: the git repository around {dest} ignores {len(ignored)} of its files, so a "
@@ -253,7 +253,7 @@ def _size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def ignored_by_git(dest: Path, rels: list[str]) -> list[str]:
+def ignored_bygit(dest: Path, rels: list[str]) -> list[str]:
     """`source:line:pattern<TAB>path` for each of the bundle's files (relative to `dest`) that the
     git work tree holding `dest` ignores; none outside a work tree. A bundle is committed to be
     replayed from a clone, and a file git ignores never reaches one (the cognee index's `data/`
@@ -261,7 +261,7 @@ def ignored_by_git(dest: Path, rels: list[str]) -> list[str]:
     anchor = dest
     while not anchor.exists():
         anchor = anchor.parent
-    top = _git("rev-parse", "--show-toplevel", cwd=anchor)
+    top = git("rev-parse", "--show-toplevel", cwd=anchor)
     if not top:
         return []
     try:
@@ -271,12 +271,3 @@ def ignored_by_git(dest: Path, rels: list[str]) -> list[str]:
     except (OSError, ValueError):
         return []
     return done.stdout.splitlines() if done.returncode == 0 else []  # 1: none ignored
-
-
-def _git(*args: str, cwd: Path | None = None) -> str | None:
-    """git's output in `cwd` (default: this code's own checkout); None where git fails."""
-    try:
-        return subprocess.run(["git", *args], capture_output=True, text=True, check=True,
-                              cwd=cwd or Path(__file__).parent).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None

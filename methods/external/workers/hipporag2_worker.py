@@ -53,7 +53,7 @@ def op_open(p: dict[str, Any]) -> dict[str, Any]:
 
 def _watch_recognition(rag: Any) -> None:
     """Keep the last recognition-memory log and any exception of its filter call (both swallowed
-    inside the package) in STATE, for `_recognition`."""
+    inside the package) in STATE, for `_retrieve`."""
     filt, facts = rag.rerank_filter, rag.rerank_facts
     call = filt.llm_call
 
