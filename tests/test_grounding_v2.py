@@ -249,8 +249,8 @@ def test_custom_list_answers_get_the_model_free_matcher() -> None:
 
 
 def test_format_0_configs_mean_version_1_and_the_shipped_configs_the_current_version() -> None:
-    # EpBench's current version is 5 (tests/test_grounding_v4.py), the others' 2
-    for name, target, current in (("epbench20", "evaluation.epbench.protocol.EpBenchProtocol", 5),
+    # EpBench's current version is 6 (tests/test_grounding_v6.py), the others' 2
+    for name, target, current in (("epbench20", "evaluation.epbench.protocol.EpBenchProtocol", 6),
                                   ("locomo", "evaluation.conversations.locomo.LoCoMoProtocol", 2),
                                   ("custom", "evaluation.custom.CustomProtocol", 2)):
         shipped = OmegaConf.load(ROOT / "conf" / "dataset" / f"{name}.yaml")

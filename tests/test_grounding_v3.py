@@ -72,7 +72,7 @@ def test_an_answer_whose_claims_the_judge_listed_is_scored_as_before(universe: U
 def test_version_3_is_accepted_and_unknown_versions_are_refused() -> None:
     assert EpBenchProtocol(grounding_version=3).grounding_version == 3
     with pytest.raises(ValueError, match="grounding_version must be one of"):
-        EpBenchProtocol(grounding_version=6)
+        EpBenchProtocol(grounding_version=7)
 
 
 def test_health_flags_a_run_scored_under_an_older_grounding_version(tmp_path: Path) -> None:
@@ -83,15 +83,15 @@ def test_health_flags_a_run_scored_under_an_older_grounding_version(tmp_path: Pa
 
     limits = load_thresholds()["judge"]["grounding"]
     # the shipped v1 bundle's runs were configured before grounding versions (read as version 1):
-    # each says it is four behind, and how to mend it
+    # each says it is five behind, and how to mend it
     run = next(RUN.glob("vanilla-*"))
     (found,) = [c for c in run_health(run, load_thresholds()).checks if c.name == "judge_grounding"]
-    assert (found.status, found.value) == ("warn", 4)
-    assert "version 1," in found.message and "dataset.protocol.grounding_version=5" in found.message
-    at = {"provenance": {"protocol": {"grounding_version": 5}}}
+    assert (found.status, found.value) == ("warn", 5)
+    assert "version 1," in found.message and "dataset.protocol.grounding_version=6" in found.message
+    at = {"provenance": {"protocol": {"grounding_version": 6}}}
     assert grounding_check(at, EpBenchProtocol.current_grounding, limits).status == "ok"
     at2 = {"provenance": {"protocol": {"grounding_version": 2}}}
     assert grounding_check(at2, LoCoMoProtocol.current_grounding, limits).status == "ok"  # LoCoMo's current is 2
     none = grounding_check({"provenance": {"protocol": {}}}, None, limits)
     assert none.status == "ok" and none.value is None
-    assert EpBenchProtocol().grounding_version == EpBenchProtocol.current_grounding == 5  # code default = shipped
+    assert EpBenchProtocol().grounding_version == EpBenchProtocol.current_grounding == 6  # code default = shipped

@@ -48,9 +48,10 @@ def test_grounding_only_counts_the_claims_of_zero_cue_answers_under_the_shipped_
         data_dir: Path, capsys, tmp_path: Path) -> None:
     # grounding version 4 counts a claim for a 0-cue answer that asserts something (invented places,
     # a bare year); version 3 scored those F1 1, so its F1 error on them is 1 per answer. Version 5
-    # also counts a bare place of the book that is two words beyond the question (e80), which 4 missed
+    # also counts a bare place of the book that is two words beyond the question (e80), which 4 missed;
+    # version 6 any answer that is not a decline: an echo of the question's cue (e81), a chunk tag (e82)
     errors = {}
-    for version in (3, 4, 5):
+    for version in (3, 4, 5, 6):
         out_json = tmp_path / f"v{version}.json"
         argv = ["--deterministic-only", "--data-dir", str(data_dir), "--json", str(out_json),
                 "--override", f"dataset.protocol.grounding_version={version}"]
@@ -60,8 +61,9 @@ def test_grounding_only_counts_the_claims_of_zero_cue_answers_under_the_shipped_
                                                                           "zero-cue-refusal")}
     capsys.readouterr()
     assert errors[3]["zero-cue-hallucinated"] >= 0.5
-    assert errors[4]["zero-cue-hallucinated"] == pytest.approx(1 / 6)  # e80 of the six
-    assert errors[5] == {"zero-cue-hallucinated": 0.0, "refusal": 0.0, "zero-cue-refusal": 0.0}
+    assert errors[4]["zero-cue-hallucinated"] == pytest.approx(3 / 8)  # e80, e81 and e82 of the eight
+    assert errors[5]["zero-cue-hallucinated"] == pytest.approx(2 / 8)  # e81 and e82
+    assert errors[6] == {"zero-cue-hallucinated": 0.0, "refusal": 0.0, "zero-cue-refusal": 0.0}
 
 
 def test_all_configurations_against_a_scripted_judge(data_dir: Path, scripted, capsys, tmp_path: Path) -> None:

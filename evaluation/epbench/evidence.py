@@ -52,8 +52,9 @@ from .universe import Universe
 GROUNDING_VERSIONS = (1, 2)  # the item grounding itself (custom datasets share it)
 # EpBench's: 3 = version 2's grounding, with the matcher's count of claims as precision's floor (matcher.checks);
 # 4 = 3, and a 0-cue answer that asserts something counts at least one claim;
-# 5 = 4, and naming a person, place, date or event type of the book the question did not name asserts something
-EPBENCH_GROUNDING_VERSIONS = (1, 2, 3, 4, 5)
+# 5 = 4, and naming a person, place, date or event type of the book the question did not name asserts something;
+# 6 = 5, and any text left outside the declines asserts something (an echo of the question's cue, a chunk tag)
+EPBENCH_GROUNDING_VERSIONS = (1, 2, 3, 4, 5, 6)
 MIN_USES, MIN_SHARE, DETAIL_COVERAGE = 2, 0.6, 0.67
 _VOCAB: dict[int, tuple[Universe, dict[str, frozenset[str]]]] = {}
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..answer_text import find_dates, normalize, parse_date
+from ..answer_text import find_dates, normalize, parse_date, tokens
 from .evidence import affirmed_text, ground_v2
 from .grounding import (
     FULL,
@@ -138,15 +138,20 @@ _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _NOTHING = re.compile(r"^\W*(?:nothing|none|nobody|no one|no)\b", re.I)
 
 
-def zero_cue_claims(answer: str, question: str, universe: Universe | None = None) -> bool:
+def zero_cue_claims(answer: str, question: str, universe: Universe | None = None, any_text: bool = False) -> bool:
     """Whether an answer to a question with nothing to find claims something anyway: three words
     beyond the question's own, or a year the question did not name ("2026" for "list all dates"),
     outside the sentences that decline and the clauses that deny ("Nothing happens on ...").
     Given the book's `universe` (version 5), naming any of its people, places, dates or event
     types that the question does not name is a claim too: a bare wrong place ("The American Museum
     of Natural History" for "which protagonists ...") is two words beyond a question that already
-    says "American Museum", and version 4 scored it the right "nothing to find"."""
+    says "American Museum", and version 4 scored it the right "nothing to find".
+    With `any_text` (version 6), any word left is a claim: the only right answer to such a question
+    declines, and versions 4-5 scored an echo of the question's own cue ("Jazz Night" for Jazz
+    Night's places) or a chunk tag ("18.1" for a list of dates) as that decline."""
     text = "\n".join(c for c in affirmed_text(answer).splitlines() if not _NOTHING.match(c))
+    if any_text and tokens(text):
+        return True
     if len(words_beyond(text, question)) >= 3 or set(_YEAR.findall(text)) - set(_YEAR.findall(question)):
         return True
     return universe is not None and any(
@@ -170,7 +175,9 @@ def checks(question: str, retrieval_type: str, gold: list[str], scores: list[flo
     writes a date it cannot parse ("2024 March 23", or a bare "2026") found no claim under version 3,
     and a judge that listed none scored it F1 1: a hallucination scored as the right "nothing to find".
 
-    Version 5: 4, and naming a value of the book the question did not name is such a claim too."""
+    Version 5: 4, and naming a value of the book the question did not name is such a claim too.
+
+    Version 6: 5, and any text left outside the declines is such a claim (`zero_cue_claims`)."""
     kind = KIND_BY_RETRIEVAL.get(retrieval_type)
     if grounding_version >= 2:
         g = ground_v2(answer, gold, scores, identified, kind, universe, question)
@@ -184,7 +191,7 @@ def checks(question: str, retrieval_type: str, gold: list[str], scores: list[flo
         beyond = max(0, len(det.identified_items) - g.n_pred)
         n_pred += beyond
     unlisted = grounding_version >= 4 and not gold and n_pred == 0 and zero_cue_claims(
-        answer, question, universe if grounding_version >= 5 else None)
+        answer, question, universe if grounding_version >= 5 else None, any_text=grounding_version >= 6)
     if unlisted:
         beyond, n_pred = beyond + 1, n_pred + 1
     out = {

@@ -34,11 +34,11 @@ class EpBenchProtocol(Protocol):
     name = "epbench"
     version = "2"
     gold_strings_in_text = True  # the gold items are the book's names, places, dates and events
-    current_grounding = max(EPBENCH_GROUNDING_VERSIONS)  # 5: a 0-cue answer naming a book value claims something
+    current_grounding = max(EPBENCH_GROUNDING_VERSIONS)  # 6: a 0-cue answer that is not a decline claims something
 
     def __init__(self, policy: str = "lenient", resamples: int = 1000, seed: int = 0,
                  credit: str = "raw", judge_mode: str = "one_pass", data_dir: str | None = None,
-                 book: int | None = None, judge_version: int = 2, grounding_version: int = 5,
+                 book: int | None = None, judge_version: int = 2, grounding_version: int = 6,
                  pr_convention: str | None = "defined_only", order_judge_version: int = 2):
         """`pr_convention` None: a run configured before the setting (defined_only, unnamed in its
         metrics); `order_judge_version` 1: the order judge that saw the answer (order.py)."""
@@ -53,7 +53,8 @@ class EpBenchProtocol(Protocol):
                              "(2 bounds the judge's reply; 1 is the first, unbounded judge)")
         if grounding_version not in EPBENCH_GROUNDING_VERSIONS:
             raise ValueError(f"protocol.grounding_version must be one of {EPBENCH_GROUNDING_VERSIONS}, not "
-                             f"{grounding_version!r} (5: 4, and naming a value of the book the question did not is asserting; "
+                             f"{grounding_version!r} (6: 5, and any 0-cue answer with words beyond its declines, an echo "
+                             "of the question's cue included, counts one claim; 5: 4, and naming a value of the book the question did not is asserting; "
                              "4: 3, and a 0-cue answer that asserts something counts one claim; "
                              "3: 2, and precision counts every claim the matcher finds; "
                              "2: no credit without evidence, event contents included; 1: runs before 2026-12-01)")
