@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import bundled_question
+from conftest import bundled_judged, bundled_question
 
 from evaluation.epbench.matcher import checks
 from evaluation.epbench.scoring import score_question
@@ -86,13 +86,9 @@ def test_zero_cue_answers_that_decline_keep_their_score(universe: Universe) -> N
 
 
 def test_questions_with_gold_items_score_as_under_version_3(universe: Universe) -> None:
-    run = next(RUNS.glob("seem-*"))
-    preds = {p["question_id"]: p for p in read_jsonl_file(run / "predictions.jsonl")}
     n = 0
-    for j in read_jsonl_file(run / "judgments.jsonl"):
-        if not j["gold"] or "judge_error" in j:
-            continue
-        v3, v4 = _lines(preds[j["question_id"]], j, universe)
+    for p, j in bundled_judged(BUNDLE, "seem", with_gold=True):
+        v3, v4 = _lines(p, j, universe)
         assert v4["n_pred_grounded"] == v3["n_pred_grounded"] and not v4["zero_cue_assertion"]
         n += 1
     assert n >= 100

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import bundled_question
+from conftest import bundled_judged, bundled_question
 
 from evaluation.epbench.matcher import checks
 from evaluation.epbench.scoring import score_question
@@ -67,14 +67,9 @@ def test_every_zero_cue_answer_version_6_scores_right_declines(universe: Univers
 
 
 def test_questions_with_gold_items_score_as_under_version_5(universe: Universe) -> None:
-    run = next(RUNS.glob("gsw-*"))
-    preds = {p["question_id"]: p for p in read_jsonl_file(run / "predictions.jsonl")}
     n = 0
-    for j in read_jsonl_file(run / "judgments.jsonl"):
-        if not j["gold"] or "judge_error" in j:
-            continue
-        v5, v6 = (_line(preds[j["question_id"]], j, universe, v) for v in (5, 6))
-        assert v6 == v5
+    for p, j in bundled_judged(BUNDLE, "gsw", with_gold=True):
+        assert _line(p, j, universe, 6) == _line(p, j, universe, 5)
         n += 1
     assert n >= 100
 
