@@ -58,22 +58,26 @@ def run_cli(args: list[str], env: dict[str, str] | None = None, timeout: int = 3
                           cwd=ROOT, env=full_env, timeout=timeout)
 
 
+def bundled_run(bundle: str, method: str) -> Path:
+    """The run folder of `method` in a shipped bundle (results/BUNDLE)."""
+    return next((ROOT / "results" / bundle / "runs").glob(f"*/{method}-*"))
+
+
 def bundled_question(bundle: str, method: str, qid: str) -> tuple[dict, dict]:
     """(prediction, judgment) of one question in a shipped bundle's run folder (results/BUNDLE)."""
     from evaluation.runs.folder import read_jsonl_file
 
-    run = next((Path(__file__).resolve().parents[1] / "results" / bundle / "runs").glob(f"*/{method}-*"))
+    run = bundled_run(bundle, method)
     pred = next(p for p in read_jsonl_file(run / "predictions.jsonl") if p["question_id"] == qid)
     judged = next(j for j in read_jsonl_file(run / "judgments.jsonl") if j["question_id"] == qid)
     return pred, judged
 
 
-def bundled_judged(bundle: str, method: str, with_gold: bool) -> list[tuple[dict, dict]]:
-    """(prediction, judgment) of every judged question with gold items (or, `with_gold` False,
-    with none) in a shipped bundle's run of `method`."""
+def judged_questions(run: Path, with_gold: bool) -> list[tuple[dict, dict]]:
+    """(prediction, judgment) of every judged question of a run folder with gold items (or,
+    `with_gold` False, with none)."""
     from evaluation.runs.folder import read_jsonl_file
 
-    run = next((Path(__file__).resolve().parents[1] / "results" / bundle / "runs").glob(f"*/{method}-*"))
     preds = {p["question_id"]: p for p in read_jsonl_file(run / "predictions.jsonl")}
     return [(preds[j["question_id"]], j) for j in read_jsonl_file(run / "judgments.jsonl")
             if bool(j["gold"]) == with_gold and "judge_error" not in j]

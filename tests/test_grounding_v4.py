@@ -9,12 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import bundled_judged, bundled_question
+from conftest import bundled_question, bundled_run, judged_questions
 
 from evaluation.epbench.matcher import checks
 from evaluation.epbench.scoring import score_question
 from evaluation.epbench.universe import Universe, load_universe
-from evaluation.runs.folder import read_jsonl_file
 
 BUNDLE = "epbench20-local-v2"
 RUNS = Path(__file__).resolve().parents[1] / "results" / BUNDLE / "runs" / "epbench20"
@@ -68,13 +67,9 @@ def test_zero_cue_answers_that_decline_keep_their_score(universe: Universe) -> N
     # Night's places) or a chunk tag (gsw q6-852: "18.1" for dates)
     kept = caught_by_6 = 0
     for run in sorted(RUNS.iterdir()):
-        preds = {p["question_id"]: p for p in read_jsonl_file(run / "predictions.jsonl")}
-        for j in read_jsonl_file(run / "judgments.jsonl"):
-            if j["gold"] or "judge_error" in j:
-                continue
-            v3, v5 = _lines(preds[j["question_id"]], j, universe, (3, 5))
+        for p, j in judged_questions(run, with_gold=False):
+            v3, v5 = _lines(p, j, universe, (3, 5))
             if _f1(j, v3) == 1.0 and not v5["zero_cue_assertion"]:
-                p = preds[j["question_id"]]
                 answer = p["answer"].lower()
                 if not any(w in answer for w in ("not", "no ", "cannot", "can't", "none", "unable")):
                     _, v6 = _lines(p, j, universe, (5, 6))
@@ -87,7 +82,7 @@ def test_zero_cue_answers_that_decline_keep_their_score(universe: Universe) -> N
 
 def test_questions_with_gold_items_score_as_under_version_3(universe: Universe) -> None:
     n = 0
-    for p, j in bundled_judged(BUNDLE, "seem", with_gold=True):
+    for p, j in judged_questions(bundled_run(BUNDLE, "seem"), with_gold=True):
         v3, v4 = _lines(p, j, universe)
         assert v4["n_pred_grounded"] == v3["n_pred_grounded"] and not v4["zero_cue_assertion"]
         n += 1

@@ -9,12 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import bundled_judged, bundled_question
+from conftest import bundled_question, bundled_run, judged_questions
 
 from evaluation.epbench.matcher import checks
 from evaluation.epbench.scoring import score_question
 from evaluation.epbench.universe import Universe, load_universe
-from evaluation.runs.folder import read_jsonl_file
 
 BUNDLE = "epbench20-local-v2"
 RUNS = Path(__file__).resolve().parents[1] / "results" / BUNDLE / "runs" / "epbench20"
@@ -55,11 +54,7 @@ def test_every_zero_cue_answer_version_6_scores_right_declines(universe: Univers
     # version 5 let up to a few restated cues through; version 6 leaves only declines at F1 1
     kept = 0
     for run in sorted(RUNS.iterdir()):
-        preds = {p["question_id"]: p for p in read_jsonl_file(run / "predictions.jsonl")}
-        for j in read_jsonl_file(run / "judgments.jsonl"):
-            if j["gold"] or "judge_error" in j:
-                continue
-            p = preds[j["question_id"]]
+        for p, j in judged_questions(run, with_gold=False):
             if _f1(j, _line(p, j, universe, 6)) == 1.0:
                 assert any(w in p["answer"].lower() for w in DECLINES), (run.name, p["answer"])
                 kept += 1
@@ -68,7 +63,7 @@ def test_every_zero_cue_answer_version_6_scores_right_declines(universe: Univers
 
 def test_questions_with_gold_items_score_as_under_version_5(universe: Universe) -> None:
     n = 0
-    for p, j in bundled_judged(BUNDLE, "gsw", with_gold=True):
+    for p, j in judged_questions(bundled_run(BUNDLE, "gsw"), with_gold=True):
         assert _line(p, j, universe, 6) == _line(p, j, universe, 5)
         n += 1
     assert n >= 100

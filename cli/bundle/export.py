@@ -116,7 +116,7 @@ def export_bundle(runs: list[Path], name: str, out_root: Path = Path("results"),
         if leaks:
             raise BundleError(f"not exported: a secret from the environment appears in {', '.join(leaks)}")
         manifest["files"] = file_hashes(stage)
-        ignored = ignored_bygit(dest, [*manifest["files"], MANIFEST])
+        ignored = ignored_by_git(dest, [*manifest["files"], MANIFEST])
         if ignored:
             raise BundleError(
                 f"not exported: the git repository around {dest} ignores {len(ignored)} of its files, so a "
@@ -253,7 +253,7 @@ def _size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def ignored_bygit(dest: Path, rels: list[str]) -> list[str]:
+def ignored_by_git(dest: Path, rels: list[str]) -> list[str]:
     """`source:line:pattern<TAB>path` for each of the bundle's files (relative to `dest`) that the
     git work tree holding `dest` ignores; none outside a work tree. A bundle is committed to be
     replayed from a clone, and a file git ignores never reaches one (the cognee index's `data/`
