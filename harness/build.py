@@ -152,8 +152,10 @@ def identity(cfg: DictConfig) -> dict[str, Any]:
 def _subset_label(cfg: DictConfig, dataset: Any, questions: list[Any], pool: list[Any], filters: list[str]) -> str:
     """How the run's questions were chosen, as every table names them."""
     if len(questions) < len(pool):
+        extra = cfg.subset.get("extra")
+        more = "".join(f"; {v} more in {k}" for k, v in extra.items()) if extra else ""
         how = "chosen by id (subset.ids)" if cfg.subset.ids else \
-            f"(stratified by {dataset.strata_key}, seed {cfg.subset.seed})"
+            f"(stratified by {dataset.strata_key}, seed {cfg.subset.seed}{more})"
         label = f"{len(questions)} of {len(dataset.questions)} {how}"
     else:
         label = f"all {len(pool)} of {len(dataset.questions)}" if filters else "all"
@@ -175,8 +177,15 @@ def build(cfg: DictConfig, check: bool = True, dry: Any = None) -> Components:
             raise ConfigError(str(exc)) from exc
     protocol: Protocol = instantiate(upgraded.dataset.protocol)
     pool, filters = _filtered(cfg, dataset)
-    questions = stratified_subset(pool, cfg.subset.n, dataset.strata_key, cfg.subset.seed,
-                                  list(cfg.subset.ids) if cfg.subset.ids else None)
+    extra = cfg.subset.get("extra")
+    if extra is not None and not isinstance(extra, DictConfig | dict):
+        raise ConfigError(f"subset.extra must map strata to counts, e.g. 'subset.extra={{1:40}}', not {extra!r}")
+    try:
+        questions = stratified_subset(pool, cfg.subset.n, dataset.strata_key, cfg.subset.seed,
+                                      list(cfg.subset.ids) if cfg.subset.ids else None,
+                                      {str(k): int(v) for k, v in extra.items()} if extra else None)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
     if not questions:
         raise ConfigError("The question subset is empty; check subset.n / subset.ids / subset.name / "
                           "subset.within_units.")

@@ -29,6 +29,7 @@ class SubsetConfig:
     name: str | None = None  # a named subset (harness/subset.py NAMED), e.g. table13
     within_units: int | None = None  # only questions whose gold units are all in the first N units
     index_units: int | None = None  # index only each corpus' first N units (questions: gold within them)
+    extra: Any = None  # {stratum: k}: k more questions there beyond n's even spread
 
 
 @dataclass

@@ -51,15 +51,24 @@ def first_units(dataset: Dataset, n: int) -> Dataset:
 
 
 def stratified_subset(questions: list[Question], n: int | None, key: str, seed: int = 0,
-                      ids: list[str] | None = None) -> list[Question]:
-    """Pick n questions spread evenly over the values of attrs[key]; keep dataset order."""
+                      ids: list[str] | None = None,
+                      extra: dict[str, int] | None = None) -> list[Question]:
+    """Pick n questions spread evenly over the values of attrs[key]; keep dataset order.
+
+    `extra` ({stratum: k}): k more questions in that stratum, drawn on in the same seeded order,
+    so the n-question set stays inside the larger one (a paired comparison grows where its
+    variance is, and the questions already answered are reused from the cache)."""
     if ids:
+        if extra:
+            raise ValueError("subset.extra adds to a stratified draw; it cannot be combined with subset.ids")
         wanted = set(map(str, ids))
         missing = wanted - {q.id for q in questions}
         if missing:
             raise ValueError(f"unknown question ids: {sorted(missing)[:10]}")
         return [q for q in questions if q.id in wanted]
-    if n is None or n >= len(questions):
+    if extra and n is None:
+        raise ValueError("subset.extra adds to subset.n's stratified draw; subset.n=null already takes every question")
+    if n is None or (n >= len(questions) and not extra):
         return list(questions)
     rng = random.Random(seed)
     strata: dict[str, list[Question]] = {}
@@ -73,5 +82,18 @@ def stratified_subset(questions: list[Question], n: int | None, key: str, seed: 
                 chosen.append(pools[k].pop())
         if not any(pools.values()):
             break
+    for stratum, k in (extra or {}).items():
+        chosen.extend(_more(pools, str(stratum), int(k), key))
     keep = {q.id for q in chosen}
     return [q for q in questions if q.id in keep]
+
+
+def _more(pools: dict[str, list[Question]], stratum: str, k: int, key: str) -> list[Question]:
+    """The next k questions of one stratum's seeded order, or a clear error naming what is left."""
+    if stratum not in pools:
+        raise ValueError(f"subset.extra names stratum {stratum!r}, which no question has; "
+                         f"the values of {key} are: {', '.join(sorted(pools))}")
+    if k < 0 or k > len(pools[stratum]):
+        raise ValueError(f"subset.extra asks for {k} more questions in {key} {stratum!r}; "
+                         f"0 to {len(pools[stratum])} are left after subset.n's draw")
+    return [pools[stratum].pop() for _ in range(k)]

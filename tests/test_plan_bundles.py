@@ -43,3 +43,11 @@ def test_another_indexer_question_count_method_or_missing_bundle_is_not_done(tmp
     fewer = _bundle(tmp_path / "b", "graphrag", "qwen2.5-coder-1.5b-instruct", n=40)
     assert plan.bundled_run("epbench20-local", "graphrag", big, fewer) is None
     assert plan.bundled_run("locomo-local", "graphrag", big, results) is None  # no such bundle yet
+
+
+def test_a_top_up_is_done_only_when_the_bundle_holds_the_grown_run(tmp_path) -> None:
+    """subset.extra grows a row's question count: the bundle's 200-question run no longer does."""
+    cfg = plan.compose(["method=mem0", *ROLES, "subset.extra={1:40}", "llm_index=local"])
+    assert plan.bundled_run("epbench20-local", "mem0", cfg, _bundle(tmp_path, "mem0", "qwen2.5-coder-1.5b-instruct")) is None
+    grown = _bundle(tmp_path / "b", "mem0", "qwen2.5-coder-1.5b-instruct", n=240)
+    assert plan.bundled_run("epbench20-local", "mem0", cfg, grown) == "runs/epbench20/mem0-0123456789"

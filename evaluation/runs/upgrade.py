@@ -130,6 +130,7 @@ HASHED_AS_ABSENT = (
     ("subset", "name", None),
     ("subset", "within_units", None),
     ("subset", "index_units", None),
+    ("subset", "extra", None),
     (GSW, "chunk_min_words", None),
     (GSW, "stop_repeats", False),
     (GRAPHRAG, "community_report_max_tokens", None),
