@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import atexit
+import functools
+import lzma
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -65,12 +70,62 @@ def bundled_run(bundle: str, method: str) -> Path:
 
 def bundled_question(bundle: str, method: str, qid: str) -> tuple[dict, dict]:
     """(prediction, judgment) of one question in a shipped bundle's run folder (results/BUNDLE)."""
+    return run_question(bundled_run(bundle, method), qid)
+
+
+def run_question(run: Path, qid: str) -> tuple[dict, dict]:
+    """(prediction, judgment) of one question of a run folder."""
     from evaluation.runs.folder import read_jsonl_file
 
-    run = bundled_run(bundle, method)
     pred = next(p for p in read_jsonl_file(run / "predictions.jsonl") if p["question_id"] == qid)
     judged = next(j for j in read_jsonl_file(run / "judgments.jsonl") if j["question_id"] == qid)
     return pred, judged
+
+
+# The v1 bundles (results/epbench20-local and results/locomo-local as first shipped: the 0.5B model's
+# runs) are replaced by v2 bundles of the same names; the tests built on their stored replies, old
+# run formats and indexes read extracts of them instead (tests/fixtures/v1_bundles/README.md).
+V1_FIXTURES = ROOT / "tests" / "fixtures" / "v1_bundles"
+
+
+@functools.cache
+def _v1_scratch() -> Path:
+    scratch = Path(tempfile.mkdtemp(prefix="memeval-v1-bundles-"))
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+    return scratch
+
+
+@functools.cache
+def v1_bundle(name: str) -> Path:
+    """The v1 bundle `name` (epbench20-local or locomo-local) as its extract in
+    tests/fixtures/v1_bundles holds it, copied once per session into a scratch folder with each
+    packed NAME.xz unpacked to NAME: the bundle's own files, byte for byte, in the bundle's layout
+    (BUNDLE/manifest.json, runs/, indexes/, calls.jsonl.gz), and a test that writes never touches
+    the fixtures."""
+    src = V1_FIXTURES / name
+    if not src.is_dir():
+        raise FileNotFoundError(f"no v1 bundle extract {src}")
+    dst = _v1_scratch() / name
+    for f in sorted(src.rglob("*")):
+        if not f.is_file():
+            continue
+        out = dst / f.relative_to(src)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if f.suffix == ".xz":
+            out.with_suffix("").write_bytes(lzma.decompress(f.read_bytes()))
+        else:
+            shutil.copyfile(f, out)
+    return dst
+
+
+def v1_run(bundle: str, method: str) -> Path:
+    """The run folder of `method` in a v1 bundle (its extract, see v1_bundle)."""
+    return next((v1_bundle(bundle) / "runs").glob(f"*/{method}-*"))
+
+
+def v1_question(bundle: str, method: str, qid: str) -> tuple[dict, dict]:
+    """(prediction, judgment) of one question of a v1 bundle's run folder (its extract)."""
+    return run_question(v1_run(bundle, method), qid)
 
 
 def judged_questions(run: Path, with_gold: bool) -> list[tuple[dict, dict]]:

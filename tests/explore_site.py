@@ -9,10 +9,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conftest import ROOT
+from conftest import v1_bundle
 
-EPBENCH_RUNS = sorted((ROOT / "results" / "epbench20-local" / "runs" / "epbench20").iterdir())
-LOCOMO_RUNS = sorted((ROOT / "results" / "locomo-local" / "runs" / "locomo").iterdir())
+# the v1 bundles' runs (tests/fixtures/v1_bundles: the 0.5B model's EpBench and LoCoMo runs)
+EPBENCH_RUNS = sorted((v1_bundle("epbench20-local") / "runs" / "epbench20").iterdir())
+LOCOMO_RUNS = sorted((v1_bundle("locomo-local") / "runs" / "locomo").iterdir())
 
 
 def site_data(out: Path) -> dict[str, Any]:

@@ -1,6 +1,6 @@
-"""LoCoMo's answer prompt example, from the shipped runs' own answers: the local 0.5B model
-answered 15 of GSW's 105 LoCoMo questions with version 1's in-instruction example ("The week
-before 9 June 2023."). Version 2 moves the example into an invented exchange of its own, and the
+"""LoCoMo's answer prompt example, from the v1 bundle's runs' own answers (tests/fixtures/v1_bundles):
+the local 0.5B model answered 15 of GSW's 105 LoCoMo questions with version 1's in-instruction
+example ("The week before 9 June 2023."). Version 2 moves the example into an invented exchange of its own, and the
 health check counts answers that copy the example of the prompt their run was sent."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import v1_bundle
 
 from datasets.types import Question
 from evaluation.conversations.locomo import LoCoMoProtocol
@@ -18,8 +19,7 @@ from evaluation.health.run import prompt_examples
 from evaluation.runs.health_file import load_thresholds
 from evaluation.runs.upgrade import read_config
 
-ROOT = Path(__file__).resolve().parents[1]
-BUNDLE = ROOT / "results" / "locomo-local"
+BUNDLE = v1_bundle("locomo-local")
 GSW_RUN = next((BUNDLE / "runs" / "locomo").glob("gsw-*"))
 V1_EXAMPLE = "the week before 9 June 2023"
 
@@ -32,7 +32,7 @@ def _copies(run: Path) -> list[dict]:
     return [p for p in _predictions(run) if copied_example(p["answer"], p["context_text"], (V1_EXAMPLE,))]
 
 
-def test_the_shipped_gsw_run_copied_version_1s_example_and_the_check_finds_it() -> None:
+def test_the_v1_gsw_run_copied_version_1s_example_and_the_check_finds_it() -> None:
     copies = _copies(GSW_RUN)
     assert len(copies) == 15  # every one "The week before 9 June 2023.", whatever the question asked
     assert {p["answer"] for p in copies} == {"The week before 9 June 2023."}
@@ -54,7 +54,7 @@ def test_a_copy_inside_a_longer_answer_counts_and_a_context_that_says_it_does_no
 
 
 @pytest.mark.parametrize("run", sorted((BUNDLE / "runs" / "locomo").iterdir()), ids=lambda p: p.name)
-def test_copies_in_every_shipped_locomo_run_are_those_of_version_1(run: Path) -> None:
+def test_copies_in_every_v1_locomo_run_are_those_of_version_1(run: Path) -> None:
     """The check counts what each run copied (GSW 15, HippoRAG 2 one, Embedding RAG one; the rest none)."""
     want = {"gsw": 15, "hipporag2": 1, "embedding_rag": 1}.get(run.name.rsplit("-", 1)[0], 0)
     assert read_config(run).dataset.protocol.answer_prompt_version == 1

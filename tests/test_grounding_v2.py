@@ -1,4 +1,4 @@
-"""Grounding version 2: the audit's five examples re-scored from the shipped bundles, and the
+"""Grounding version 2: the audit's five examples re-scored from the v1 bundles, and the
 rules behind them on hand-made answers (no credit without evidence, misplaced credit moved back,
 the LoCoMo subject, list golds and dates as days). Version 1 stays what the saved runs used."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import bundled_question
+from conftest import v1_question
 from omegaconf import OmegaConf
 
 from datasets.locomo import LoCoMoLoader
@@ -28,7 +28,7 @@ def universe(data_dir: Path) -> Universe:
 
 
 def _regrounded(bundle_method: str, qid: str, universe: Universe, version: int) -> dict:
-    p, j = bundled_question("epbench20-local", bundle_method, qid)
+    p, j = v1_question("epbench20-local", bundle_method, qid)
     return checks(p["question"], j["retrieval_type"], j["gold"], j["matching_score"], j["identified_items"],
                   p["answer"], universe, version)
 
@@ -40,7 +40,7 @@ def _regrounded(bundle_method: str, qid: str, universe: Universe, version: int) 
 ])
 def test_audit_event_contents_without_evidence_lose_their_credit(universe: Universe, method: str, qid: str,
                                                                  raw: list[float]) -> None:
-    _, saved = bundled_question("epbench20-local", method, qid)
+    _, saved = v1_question("epbench20-local", method, qid)
     assert saved["matching_score"] == raw and saved["matching_score_grounded"] == raw  # what the bundle says
     assert _regrounded(method, qid, universe, 1)["matching_score_grounded"] == raw  # version 1 unchanged
     v2 = _regrounded(method, qid, universe, 2)
@@ -50,7 +50,7 @@ def test_audit_event_contents_without_evidence_lose_their_credit(universe: Unive
 
 def test_audit_misplaced_credit_moves_to_the_item_the_answer_states(universe: Universe) -> None:
     """gsw q11-383: "Henry Reed, the sculptor, ..." credited [0.5, 0] for [Benjamin Green, Henry Reed]."""
-    _, saved = bundled_question("epbench20-local", "gsw", "q11-383")
+    _, saved = v1_question("epbench20-local", "gsw", "q11-383")
     assert saved["gold"] == ["Benjamin Green", "Henry Reed"] and saved["matching_score_grounded"] == [0.0, 0.0]
     v2 = _regrounded("gsw", "q11-383", universe, 2)
     assert v2["matching_score_grounded"] == [0.0, 0.5]  # the judge's 0.5, where it belongs
@@ -59,7 +59,7 @@ def test_audit_misplaced_credit_moves_to_the_item_the_answer_states(universe: Un
 
 def test_audit_locomo_answer_about_the_other_speaker_is_not_grounded(data_dir: Path) -> None:
     """embedding_rag q70: "Gina is working on opening a dance studio" for a question about Jon."""
-    p, saved = bundled_question("locomo-local", "embedding_rag", "conv-30-q70")
+    p, saved = v1_question("locomo-local", "embedding_rag", "conv-30-q70")
     assert saved["correct"] == 1 and saved["grounded"] is True
     dataset = LoCoMoLoader(str(data_dir), conversations=["conv-30"]).load()
     speakers = speakers_of(dataset.corpora["conv-30"])

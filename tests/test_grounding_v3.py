@@ -1,6 +1,7 @@
 """Grounding version 3 (EpBench): precision counts every claim of the asked kind that the
-model-free matcher finds, not only the claims the judge chose to list. Built from the shipped
-epbench20-local bundle's stored replies, where the local judge left the wrong claims out."""
+model-free matcher finds, not only the claims the judge chose to list. Built from the v1
+epbench20-local bundle's stored replies (tests/fixtures/v1_bundles), where the local judge left the
+wrong claims out."""
 
 from __future__ import annotations
 
@@ -8,14 +9,14 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import bundled_question
+from conftest import v1_bundle, v1_question
 
 from evaluation.epbench.matcher import checks
 from evaluation.epbench.protocol import EpBenchProtocol
 from evaluation.epbench.scoring import score_question
 from evaluation.epbench.universe import Universe, load_universe
 
-RUN = Path(__file__).resolve().parents[1] / "results" / "epbench20-local" / "runs" / "epbench20"
+RUN = v1_bundle("epbench20-local") / "runs" / "epbench20"
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +25,7 @@ def universe(data_dir: Path) -> Universe:
 
 
 def _regrounded(method: str, qid: str, universe: Universe, version: int) -> tuple[dict, dict]:
-    p, j = bundled_question("epbench20-local", method, qid)
+    p, j = v1_question("epbench20-local", method, qid)
     return j, checks(p["question"], j["retrieval_type"], j["gold"], j["matching_score"], j["identified_items"],
                      p["answer"], universe, version)
 
@@ -54,7 +55,7 @@ def test_wrong_places_the_judge_left_out_count_against_precision(universe: Unive
 
 
 def test_an_answer_whose_claims_the_judge_listed_is_scored_as_before(universe: Universe) -> None:
-    # every judged line of the shipped GSW run whose matcher finds no more claims than the judge keeps its count
+    # every judged line of the v1 GSW run whose matcher finds no more claims than the judge keeps its count
     run = next(RUN.glob("gsw-*"))
     preds = {p["question_id"]: p for p in map(json.loads, (run / "predictions.jsonl").read_text().splitlines())}
     same = 0
@@ -82,7 +83,7 @@ def test_health_flags_a_run_scored_under_an_older_grounding_version(tmp_path: Pa
     from harness.health import run_health
 
     limits = load_thresholds()["judge"]["grounding"]
-    # the shipped v1 bundle's runs were configured before grounding versions (read as version 1):
+    # the v1 bundle's runs were configured before grounding versions (read as version 1):
     # each says it is five behind, and how to mend it
     run = next(RUN.glob("vanilla-*"))
     (found,) = [c for c in run_health(run, load_thresholds()).checks if c.name == "judge_grounding"]

@@ -1,6 +1,6 @@
 """GSW on conversations (issue 26): who says each line, and the session's date, reach the Operator.
 
-Built from the shipped LoCoMo index (results/locomo-local, conv-30 read by the 0.5B model): its
+Built from the v1 LoCoMo bundle's index (tests/fixtures/v1_bundles, conv-30 read by the 0.5B model): its
 chunks cut turns apart, and its Operator gave Gina Jon's lost banking job (session 1) and Jon
 Gina's clothing store (session 3), and made the speaker "Gina" a place and a time.
 """
@@ -17,6 +17,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from conftest import v1_bundle  # noqa: E402
+
 from datasets.types import Unit  # noqa: E402
 from methods.gsw.frame import conversation_chunks, mark_pronouns, parse_turns, speaker_lines, unmark  # noqa: E402
 from methods.gsw.kinds import check_kinds  # noqa: E402
@@ -24,7 +26,7 @@ from methods.gsw.operator import OperatorStages, StageSettings, make_chunks, spl
 from methods.gsw.schemas import OperatorOutput, SpaceTimeOutput  # noqa: E402
 from model_access.chat import ChatResult  # noqa: E402
 
-INDEX = ROOT / "results" / "locomo-local" / "indexes" / "gsw-194f604fce" / "conv-30" / "chapters"
+INDEX = v1_bundle("locomo-local") / "indexes" / "gsw-194f604fce" / "conv-30" / "chapters"
 DATE = "4:04 pm on 20 January, 2023"  # session 1's date in the data (the unit's timestamp)
 
 
@@ -178,7 +180,7 @@ def test_the_session_date_reaches_chunks_situating_and_space_time() -> None:
 
 
 def test_a_coreference_rewrite_that_loses_turns_is_not_chunked() -> None:
-    """Sessions 1 and 2 of the shipped index: the 0.5B rewrite dropped the last two turns. The
+    """Sessions 1 and 2 of the v1 index: the 0.5B rewrite dropped the last two turns. The
     frame chunks the original turns then (status fallback_turns), so no line is lost."""
     unit = Unit(id="1", text="Ada: One.\n\nBen: Two.\n\nAda: Three.", position=0)
     stages = OperatorStages(RecordingLLM(), StageSettings())

@@ -1,5 +1,5 @@
-"""GSW's kind checks (methods/gsw/kinds.py) on the shipped EpBench-20 index's real replies, and
-their counts reaching the index health check (`kind_drops`)."""
+"""GSW's kind checks (methods/gsw/kinds.py) on the v1 EpBench-20 index's real replies
+(tests/fixtures/v1_bundles), and their counts reaching the index health check (`kind_drops`)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from conftest import v1_bundle  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
 
 from evaluation.health.index import index_checks  # noqa: E402
@@ -22,7 +23,8 @@ from methods.gsw.reconciler import Reconciler, chunk_workspace  # noqa: E402
 from methods.gsw.workspace import ChunkRecord, Workspace  # noqa: E402
 from methods.output_guard import ChunkText  # noqa: E402
 
-CHAPTERS = ROOT / "results" / "epbench20-local" / "indexes" / "gsw-4b40f1118a" / "epbench20" / "chapters"
+# the v1 EpBench bundle's GSW index (tests/fixtures/v1_bundles): the 0.5B model's stored replies
+CHAPTERS = v1_bundle("epbench20-local") / "indexes" / "gsw-4b40f1118a" / "epbench20" / "chapters"
 THRESHOLDS = OmegaConf.to_container(OmegaConf.load(ROOT / "conf" / "health" / "default.yaml"))
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import v1_bundle, v1_run
 
 from evaluation.health.answer import answer_checks, loop
 from evaluation.health.context import context_checks, is_empty
@@ -421,10 +422,11 @@ def test_side_by_side_puts_each_check_on_one_row_with_a_column_per_run(tmp_path:
 
 
 @pytest.mark.parametrize("bundle", ["epbench20-local", "locomo-local"])
-def test_the_shipped_bundles_say_what_issue_24_found(bundle: str) -> None:
-    """On the bundled runs (read, nothing written): LightRAG and GraphRAG fail a context or
-    index check; Vanilla and Embedding RAG pass every context check; SEEM reports its fusion."""
-    runs = sorted((Path(__file__).resolve().parents[1] / "results" / bundle / "runs").glob("*/*"))
+def test_the_v1_bundles_say_what_issue_24_found(bundle: str) -> None:
+    """On the v1 bundles' runs (tests/fixtures/v1_bundles; read, nothing written): LightRAG and
+    GraphRAG fail a context or index check; Vanilla and Embedding RAG pass every context check;
+    SEEM reports its fusion."""
+    runs = sorted((v1_bundle(bundle) / "runs").glob("*/*"))
     assert runs
     for run in runs:
         health = run_health(run, TH)
@@ -456,8 +458,7 @@ def test_memeval_health_on_a_bundled_run_checks_it_and_leaves_its_files(capsys) 
     # (and left a lock beside it) under manifest.json's digests
     from cli import health as health_cli
 
-    run = next((Path(__file__).resolve().parents[1] / "results" / "epbench20-local" / "runs" / "epbench20")
-               .glob("vanilla-*"))
+    run = v1_run("epbench20-local", "vanilla")  # a bundle's run folder (beside the bundle's manifest.json)
     before = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
     health_cli.main([str(run)])
     out = capsys.readouterr()

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import v1_bundle
 from omegaconf import OmegaConf
 
 from datasets.types import Dataset, Question
@@ -25,7 +26,7 @@ from evaluation.runs.scoring import saved_metrics_text, score_run
 from harness.tracking import group_tables
 
 ROOT = Path(__file__).resolve().parents[1]
-LOCOMO = ROOT / "results" / "locomo-local" / "runs" / "locomo"
+LOCOMO = v1_bundle("locomo-local") / "runs" / "locomo"  # the v1 bundle's runs (tests/fixtures/v1_bundles)
 
 QUIZ = Presentation(
     headline="overall.hits", label="hit rate", groups="by_level", group_label="level", group_field="level",
@@ -147,10 +148,8 @@ def test_presentation_round_trips_and_refuses_unknown_keys() -> None:
 
 @pytest.fixture()
 def old_locomo(tmp_path: Path) -> list[Path]:
-    """Two shipped LoCoMo run folders, copied: scored before metrics.json carried the block."""
+    """Two v1 LoCoMo run folders, copied: scored before metrics.json carried the block."""
     runs = sorted(LOCOMO.glob("*-*"))
-    if len(runs) < 2:
-        pytest.skip("the locomo-local bundle is not in this checkout")
     out = []
     for src in (next(r for r in runs if r.name.startswith("vanilla-")),
                 next(r for r in runs if r.name.startswith("embedding_rag-"))):

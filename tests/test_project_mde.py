@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import bundled_run
+from conftest import bundled_run, v1_run
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -45,6 +45,6 @@ def test_cli_prints_every_pair_and_refuses_bad_input(capsys, tmp_path) -> None: 
 
 
 def test_a_run_of_every_question_has_no_weighted_difference_to_project() -> None:
-    reference, seem = load_runs([bundled_run("locomo-local", m) for m in ("vanilla", "seem")])
+    reference, seem = load_runs([v1_run("locomo-local", m) for m in ("vanilla", "seem")])
     with pytest.raises(SystemExit, match="not a stratified subset"):
         project_mde.per_stratum_differences(seem, reference)

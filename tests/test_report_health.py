@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import v1_bundle
 from sweep_runs import perfect_copy, run_dir, sweep_root
 
 from evaluation.compare import main as compare_main
@@ -158,14 +158,10 @@ def test_api_equivalent_usd_prices_every_token_at_the_reference(root, tmp_path) 
     assert t3.rows[0][t3.header.index("index calls")] == "2"
 
 
-LOCOMO = ROOT / "results" / "locomo-local" / "runs" / "locomo"
-
-
-@pytest.mark.skipif(not LOCOMO.is_dir(), reason="the shipped LoCoMo bundle is not here")
 def test_locomo_paired_n_is_the_headline_n_and_categories_go_by_name(tmp_path) -> None:
     runs = []
-    for m in ("embedding_rag", "lightrag"):
-        (src,) = sorted(LOCOMO.glob(f"{m}-*"))
+    for m in ("embedding_rag", "lightrag"):  # the v1 LoCoMo bundle's runs (tests/fixtures/v1_bundles)
+        (src,) = sorted((v1_bundle("locomo-local") / "runs" / "locomo").glob(f"{m}-*"))
         runs.append(Path(shutil.copytree(src, tmp_path / "locomo" / src.name)))
     md, _ = build_report(runs, tmp_path / "rep", reference=runs[0])
     text = md.read_text()

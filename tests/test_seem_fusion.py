@@ -1,6 +1,6 @@
 """SEEM fusion against the real model's stored verdicts (issue 26): the judged pairs of the
-shipped bundles (tests/fixtures/seem_stored_pairs.json, written by scripts/seem_fusion_audit.py
-from the bundles' calls) merged on the level alone, three with a reason saying "different
+v1 bundles (tests/fixtures/seem_stored_pairs.json, written by scripts/seem_fusion_audit.py
+from the bundles' calls, which tests/fixtures/v1_bundles keeps) merged on the level alone, three with a reason saying "different
 event", and one joined a workshop in May with a fashion show in September. Today's veto keeps
 those pairs from the judge, the version-3 verdict refuses a reply that contradicts itself, and
 the saved runs' version 2 still merges them as it did (their replay must not change)."""
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import v1_bundle
 from scripted_server import ScriptedServer
 
 from methods.seem import verdict as verdicts
@@ -44,7 +45,7 @@ def test_the_fixture_holds_the_bundles_real_judge_calls() -> None:
     hash to a key of the bundle's calls whose stored reply is the fixture's: the frames are the
     ones the judge read and the replies are the real model's."""
     for bundle, b in STORED["bundles"].items():
-        with gzip.open(ROOT / "results" / bundle / "calls.jsonl.gz", "rt", encoding="utf-8") as fh:
+        with gzip.open(v1_bundle(bundle) / "calls.jsonl.gz", "rt", encoding="utf-8") as fh:
             calls = {r["key"]: r["value"]["text"] for r in map(json.loads, fh) if "text" in r["value"]}
         m = b["model"]
         llm = ChatModel(m["model"], api_key_env=None, model_revision=m["model_revision"], json_mode=m["json_mode"],

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import v1_run
 from scripted_server import ScriptedServer
 
 from datasets.types import Corpus, Unit
@@ -132,7 +133,7 @@ def test_retry_and_veto_counts_reach_the_index_health_checks(tmp_path: Path) -> 
 
 
 def test_the_passage_table_reads_a_bundled_run() -> None:
-    """scripts/seem_passage_table.py on the shipped LoCoMo run: 19 whole sessions fused into 7
+    """scripts/seem_passage_table.py on the v1 LoCoMo bundle's run (tests/fixtures/v1_bundles): 19 whole sessions fused into 7
     frames (0.37 per session), 12 of 12 judged pairs merged, the version-2 settings."""
     import importlib.util
 
@@ -141,7 +142,9 @@ def test_the_passage_table_reads_a_bundled_run() -> None:
     assert spec is not None and spec.loader is not None
     table = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(table)
-    row = dict(zip(table.COLUMNS, table.row(root / "results/locomo-local/runs/locomo/seem-cbefab33e1"), strict=True))
+    run = v1_run("locomo-local", "seem")
+    assert run.name == "seem-cbefab33e1"
+    row = dict(zip(table.COLUMNS, table.row(run), strict=True))
     assert (row["passage_turns"], row["prompt / veto / retry"], row["passages"]) == ("-", "2 / None / False", "19")
     assert (row["frames/session"], row["judged"], row["merged"], row["vetoed"]) == ("0.368", "12", "12", "0")
     assert row["J"] == "0.160" and row["index chat calls"] == "62 (index record)"

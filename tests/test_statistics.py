@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import v1_run
 from omegaconf import OmegaConf
 
 import datasets.locomo as locomo_data
@@ -268,7 +269,7 @@ def test_the_real_audit_flags_143_questions(data_dir: Path) -> None:
 def test_old_bundled_runs_read_with_the_blocks(family: str, tmp_path: Path, data_dir: Path) -> None:
     """A format-0 run gets its facts from the data and the blocks from its own artifacts: the
     EpBench subset's weights are the book's bucket shares, conv-30's audit flags 7 questions."""
-    src = next(p for p in sorted((ROOT / "results" / family).iterdir()) if p.name.startswith("vanilla-"))
+    src = v1_run(family.split("/")[0], "vanilla")  # the v1 bundle's (tests/fixtures/v1_bundles)
     if family.startswith("locomo") and not (data_dir / locomo_data.AUDIT_REL).exists():
         pytest.skip("locomo/audit/gold_audit.jsonl missing: run `python scripts/fetch_data.py`")
     run = tmp_path / src.name

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import v1_bundle, v1_run
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
@@ -23,6 +24,13 @@ from evaluation.runs.upgrade import (
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = sorted((ROOT / "results").glob("*/runs/*/*/config.yaml"))
+# the v1 bundles' configs (format 0; tests/fixtures/v1_bundles), kept whatever results/ ships
+V1_SAVED = sorted(p for b in ("epbench20-local", "locomo-local") for p in (v1_bundle(b) / "runs").glob("*/*/config.yaml"))
+SAVED = [*BUNDLED, *V1_SAVED]
+
+
+def _id(config: Path) -> str:
+    return f"{'v1:' if config in V1_SAVED else ''}{config.parts[-5]}/{config.parent.name}"
 DATA = ROOT / "data"
 
 
@@ -32,7 +40,7 @@ def _saved(run: Path) -> OmegaConf:
     return cfg
 
 
-@pytest.mark.parametrize("config", BUNDLED, ids=lambda p: f"{p.parts[-5]}/{p.parent.name}")
+@pytest.mark.parametrize("config", SAVED, ids=_id)
 def test_bundled_runs_hash_to_their_folder_names(config: Path) -> None:
     from harness.build import identity
 
@@ -40,7 +48,7 @@ def test_bundled_runs_hash_to_their_folder_names(config: Path) -> None:
     assert run.name == f"{run.name.rsplit('-', 1)[0]}-{config_hash(identity(OmegaConf.load(config)))}"
 
 
-@pytest.mark.parametrize("config", BUNDLED, ids=lambda p: f"{p.parts[-5]}/{p.parent.name}")
+@pytest.mark.parametrize("config", SAVED, ids=_id)
 def test_bundled_runs_keep_their_index_folders(config: Path, tmp_path: Path) -> None:
     """Today's method, built from the saved config as a run builds it, names the same index folder."""
     from harness.build import build
@@ -70,7 +78,7 @@ def test_old_run_folders_rescore_to_their_upgraded_numbers(family: str, tmp_path
     """A format-0 run folder rescores without a model call to exactly the metrics the upgrade
     module reads from it, writes its diagnostics beside the judgments, and rewrites no other
     stage's artifact."""
-    src = next(p for p in sorted((ROOT / "results" / family).iterdir()) if p.name.startswith("vanilla-"))
+    src = v1_run(family.split("/")[0], "vanilla")  # the v1 bundle's (tests/fixtures/v1_bundles)
     if not (DATA / "epbench").exists():
         pytest.skip("benchmark data not set up (python scripts/fetch_data.py)")
     run = tmp_path / src.name
@@ -120,7 +128,7 @@ def test_seem_settings_of_issue_26_read_as_before_in_a_config_of_any_format_that
     assert (kept.prompt_version, kept.fusion_veto_days, kept.frame_retry) == (3, 3, True)
     before = {"prompt_version": 2, "fusion_veto_days": None, "frame_retry": False, "passage_turns": None}
     seen_old = 0
-    for config in BUNDLED:
+    for config in SAVED:
         saved = OmegaConf.load(config)
         if saved.method._target_ != "methods.seem.method.SEEM":
             continue
@@ -129,7 +137,7 @@ def test_seem_settings_of_issue_26_read_as_before_in_a_config_of_any_format_that
             expected = saved.method.get(key, old_value)
             assert m.get(key) == expected, (config, key)
         seen_old += "prompt_version" not in saved.method
-    assert seen_old >= 1  # at least one shipped SEEM run predates the issue-26 settings
+    assert seen_old >= 1  # at least one saved SEEM run (the v1 bundles') predates the issue-26 settings
 
 
 def test_every_seem_code_default_is_the_shipped_default() -> None:
