@@ -185,19 +185,26 @@ class ChatModel:
     ) -> ChatResult:
         """One chat completion (temperature 0 unless `sampling` says otherwise), from the cache
         when seen before. `stop_repeats` (a rule of model_access.repeat_stop.RULES) streams the
-        reply and ends it at its first repeated item or run of words; the rule joins the key.
+        reply and ends it at its first repeated item or run of words; the rule joins the key, and
+        a call cached whole without the rule is read cut by it.
         `text_format`: the reply's layout (`complete_format`): its grammar joins the request
         where the endpoint takes grammars, and a dry run answers with a placeholder in it."""
         req = self._request(messages, max_tokens, response_format, sampling)
         if text_format is not None and text_format.grammar and self.takes_grammars:
             req["grammar"] = text_format.grammar
         payload = self._key_payload(req)
+        whole = None  # the same call made without the rule, stored whole
         if stop_repeats is not None:
             if stop_repeats not in RULES or "n" in req:
                 raise ValueError(f"stop_repeats must be one of {sorted(RULES)} (single-choice calls only)")
+            whole = cache_key(payload)
             payload["stop_repeats"] = RULES[stop_repeats]
         key = cache_key(payload)
         hit = self.cache.get(key)
+        if hit is None and whole is not None:
+            # the cut is a pure function of the reply's text, so the rule's reply is that reply cut
+            # (read below): turning a rule on after a run began pays only for what the cut changes
+            hit = self.cache.get(whole)
         if hit is None:
             async with self.gate.claim([key]) as todo:  # a second job on this node waits, then hits
                 if todo:

@@ -32,6 +32,8 @@ class _Open:
     last_item_end: int | None = None  # offset just after the list's last complete item
     run_item: str | None = None  # rule json_runs: the last item with its digits masked ...
     run_length: int = 0  # ... and how many items in a row were alike but for their digits
+    item_start: int | None = None  # rule json_counts: offset where the list's current item begins ...
+    numbers: int = 0  # ... and how many bare numbers in a row the list holds so far
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,13 @@ class RepeatScanner:
                 self._key_start = i if parent is not None and parent.kind == "{" and len(self._stack) == 1 else None
             elif ch in "{[":
                 top = len(self._stack) == 1 and self._stack[0].kind == "{" and ch == "["
-                self._stack.append(_Open(ch, i, top_level_list=top, key=self._last_key if top else None))
+                self._stack.append(_Open(ch, i, top_level_list=top, key=self._last_key if top else None,
+                                         item_start=i + 1))
+            elif ch == "," and self._stack and self._stack[-1].kind == "[":
+                self._list_item(self._stack[-1], i)
+                if self.cut is not None:
+                    return self.cut
+                self._stack[-1].item_start = i + 1
             elif ch in "}]" and self._stack:
                 closed = self._stack.pop()
                 parent = self._stack[-1] if self._stack else None
@@ -112,6 +120,9 @@ class RepeatScanner:
 
     def _string_edge(self, start: int | None = None) -> None:
         """A string opens at `start`, or (None) the open one closes."""
+
+    def _list_item(self, lst: _Open, comma: int) -> None:
+        """An item of any list ends at `comma` (json_counts reads it; no other rule does)."""
 
     def _repeated(self, lst: _Open, item: str) -> bool:
         canon = canonical_item(item, drop_id=True)  # a new id on the same content is still a repeat
@@ -265,3 +276,4 @@ class LineBlockScanner:
 
 
 RUN = 4  # rule json_runs: consecutive items alike but for their digits that end a reply
+COUNT = 16  # rule json_counts: bare numbers in a row in one list that end a reply

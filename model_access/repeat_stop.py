@@ -29,6 +29,7 @@ cutting the whole reply afterwards give the same text; streaming only saves the 
 from __future__ import annotations
 
 from .repeat_scan import (
+    COUNT,
     RUN,
     TEXT_NGRAM,
     Cut,
@@ -38,7 +39,7 @@ from .repeat_scan import (
     cut_repeats,
     cut_text_repeats,
 )
-from .repeat_stop_json import ListRunScanner, StringRepeatScanner
+from .repeat_stop_json import ListRunScanner, NumberRunScanner, StringRepeatScanner
 
 __all__ = ["RULES", "Cut", "LineBlockScanner", "NgramScanner", "RepeatScanner", "cut_by", "cut_repeats",
            "cut_text_repeats", "cut_whole", "scanner_for"]
@@ -47,7 +48,9 @@ __all__ = ["RULES", "Cut", "LineBlockScanner", "NgramScanner", "RepeatScanner", 
 RULES = {"json_items": "repeated_top_level_item_ignoring_id/v1", "text_ngrams": f"repeated_{TEXT_NGRAM}_words/v1",
          "line_blocks": "repeated_line_block_ignoring_id/v1",
          "json_strings": f"repeated_{TEXT_NGRAM}_words_within_one_json_string/v1",
-         "json_runs": f"repeated_{TEXT_NGRAM}_words_within_one_json_string+{RUN}_items_alike_but_digits/v1"}
+         "json_runs": f"repeated_{TEXT_NGRAM}_words_within_one_json_string+{RUN}_items_alike_but_digits/v1",
+         "json_counts": f"repeated_{TEXT_NGRAM}_words_within_one_json_string+{RUN}_items_alike_but_digits"
+                        f"+{COUNT}_numbers_in_a_row/v1"}
 
 
 def scanner_for(rule: str) -> RepeatScanner | NgramScanner | LineBlockScanner:
@@ -60,8 +63,12 @@ def scanner_for(rule: str) -> RepeatScanner | NgramScanner | LineBlockScanner:
         return LineBlockScanner()
     if rule == "text_ngrams":
         return NgramScanner(TEXT_NGRAM)
-    if rule in ("json_strings", "json_runs"):
-        return StringRepeatScanner(TEXT_NGRAM) if rule == "json_strings" else ListRunScanner(TEXT_NGRAM, RUN)
+    if rule == "json_strings":
+        return StringRepeatScanner(TEXT_NGRAM)
+    if rule == "json_runs":
+        return ListRunScanner(TEXT_NGRAM, RUN)
+    if rule == "json_counts":
+        return NumberRunScanner(TEXT_NGRAM, RUN, COUNT)
     raise ValueError(f"unknown repeat-stop rule {rule!r}; choose one of {sorted(RULES)}")
 
 

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 import re
 
-from .repeat_scan import RUN, TEXT_NGRAM, Cut, RepeatScanner, _Open, canonical_item, repeated_run
+from .repeat_scan import (
+    COUNT,
+    RUN,
+    TEXT_NGRAM,
+    Cut,
+    RepeatScanner,
+    _Open,
+    canonical_item,
+    repeated_run,
+)
 
 # -- rule json_strings: a loop inside one JSON string ---------------------------------------
 #
@@ -124,3 +133,31 @@ class ListRunScanner(StringRepeatScanner):
         lst.run_length = lst.run_length + 1 if masked == lst.run_item else 1
         lst.run_item = masked
         return lst.run_length >= self.run
+
+
+# -- rule json_counts: json_runs, and a list of numbers that never ends ------------------------
+#
+# Graphiti's extraction replies at 1.5B (EpBench-20, 2026-12-05) loop one level down: an entity's or
+# a fact's `episode_indices`, whose only valid value in a one-episode call is 0, counts up
+# ("[15, 16, 17, 20, 21, ...]") for 2,000 tokens, and the reply is invalid JSON. The package retried
+# each such call and dropped the chapter (3 of the first 15). A list that holds COUNT bare numbers
+# in a row and goes on ends the reply there, the brackets closed: the list keeps those COUNT. The
+# threshold is far above any list of indices, years or counts a reply of these packages holds (one
+# or two indices per fact), and the rule reads numbers only, so lists of names or objects are
+# json_runs' (top level) or nobody's (nested).
+
+_NUMBER = re.compile(r"\s*-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?\s*")
+
+
+class NumberRunScanner(ListRunScanner):
+    """ListRunScanner, plus a cut after COUNT bare numbers in a row in any list that goes on."""
+
+    def __init__(self, n: int = TEXT_NGRAM, run: int = RUN, count: int = COUNT):
+        super().__init__(n, run)
+        self.count = count
+
+    def _list_item(self, lst: _Open, comma: int) -> None:
+        start = lst.item_start if lst.item_start is not None else lst.start + 1
+        lst.numbers = lst.numbers + 1 if _NUMBER.fullmatch(self.text[start:comma]) else 0
+        if lst.numbers >= self.count:  # COUNT numbers and the list goes on: it ends here
+            self.cut = Cut(self.text[:comma] + self._closers(), comma, lst.key or "numbers")

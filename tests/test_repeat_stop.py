@@ -143,3 +143,24 @@ def test_a_stream_cut_short_is_retried_not_kept(scripted, tmp_path) -> None:
     res = asyncio.run(model.complete([{"role": "user", "content": "SHORTTEST"}], stop_repeats="text_ngrams"))
     assert res.text == "Mira kept the lamp lit. Tobin mended the nets at dawn."
     assert [r["status"] for r in scripted.requests] == ["200-malformed", 200]
+
+
+def test_a_rule_turned_on_later_reads_the_whole_reply_cut_and_pays_nothing(scripted, tmp_path) -> None:
+    """A run begun without a rule and resumed with it: each call it already paid for is read
+    from its whole reply, cut as the stream would have been; only calls never made are paid."""
+    looping = _looping_reply()
+    scripted.add_rule(r"LATERTEST", lambda m, r: looping)
+    scripted.add_rule(r"CLEANTEST", lambda m, r: '{"entities": [{"id": "e1", "name": "Mira Osk", "roles": []}]}')
+    model = ChatModel(model="scripted", base_url=scripted.base_url, api_key_env=None, backoff_base_s=0.01,
+                      cache=ResponseCache(tmp_path / "c.sqlite"))
+    loop_msgs, clean_msgs = [{"role": "user", "content": "LATERTEST"}], [{"role": "user", "content": "CLEANTEST"}]
+    whole = asyncio.run(model.complete(loop_msgs))
+    clean = asyncio.run(model.complete(clean_msgs))
+    assert whole.text == looping and scripted.count() == 2
+    cut = asyncio.run(model.complete(loop_msgs, stop_repeats="json_items"))
+    same = asyncio.run(model.complete(clean_msgs, stop_repeats="json_items"))
+    assert cut.cached and cut.text == cut_repeats(looping).text != looping
+    assert same.cached and same.text == clean.text
+    assert scripted.count() == 2  # nothing paid
+    fresh = asyncio.run(model.complete([{"role": "user", "content": "LATERTEST again"}], stop_repeats="json_items"))
+    assert not fresh.cached and scripted.count() == 3
