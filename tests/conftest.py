@@ -136,3 +136,22 @@ def judged_questions(run: Path, with_gold: bool) -> list[tuple[dict, dict]]:
     preds = {p["question_id"]: p for p in read_jsonl_file(run / "predictions.jsonl")}
     return [(preds[j["question_id"]], j) for j in read_jsonl_file(run / "judgments.jsonl")
             if bool(j["gold"]) == with_gold and "judge_error" not in j]
+
+
+def streamed_cuts(rule: str, reply: str, seeds: int = 5) -> list[str]:
+    """A repeat-stop rule's cut of `reply` fed as a stream in random pieces (1-9 characters), one
+    text per seed: each must equal the whole reply's cut (the rule is a pure function of the text)."""
+    import random
+
+    from model_access.repeat_stop import scanner_for
+
+    out = []
+    for seed in range(seeds):
+        scanner, rng, i = scanner_for(rule), random.Random(seed), 0
+        while i < len(reply) and scanner.cut is None:
+            n = rng.randint(1, 9)
+            scanner.feed(reply[i:i + n])
+            i += n
+        cut = scanner.finish()
+        out.append(cut.text if cut is not None else reply)
+    return out
