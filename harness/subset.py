@@ -83,7 +83,7 @@ def stratified_subset(questions: list[Question], n: int | None, key: str, seed: 
         if not any(pools.values()):
             break
     for stratum, k in (extra or {}).items():
-        chosen.extend(_more(pools, str(stratum), int(k), key))
+        chosen.extend(_more(pools, stratum, k, key))
     keep = {q.id for q in chosen}
     return [q for q in questions if q.id in keep]
 
