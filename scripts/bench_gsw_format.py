@@ -2,8 +2,9 @@
 
     python scripts/bench_gsw_format.py [BUNDLE] [--runs RUN ...]
 
-Reads the exported replies of a result bundle's GSW runs (default results/epbench20-local, every
-run whose name starts with gsw), keeps the Operator and space-time replies that parse under the
+Reads the exported replies of a result bundle's GSW runs (every run whose name starts with gsw;
+the JSON-format ones are v1's: `git worktree add /tmp/v1 99bcce6`, then pass
+/tmp/v1/results/epbench20-local), keeps the Operator and space-time replies that parse under the
 old format (JSON, read as the client reads it), re-encodes each in the compact line layout
 (methods/gsw/wire.py, no model call), checks that it decodes to the same data, and counts both
 texts in o200k (model_access.tokenizer). Per kind: replies, parsed, round-trip failures, tokens
@@ -73,7 +74,7 @@ def single_line_cuts(text: str) -> bool:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("bundle", type=Path, nargs="?", default=ROOT / "results" / "epbench20-local")
+    ap.add_argument("bundle", type=Path, help="a result bundle, e.g. v1's epbench20-local (above)")
     ap.add_argument("--runs", nargs="*", default=[], help="run names (default: the bundle's gsw runs)")
     args = ap.parse_args()
     rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))

@@ -59,7 +59,7 @@ BUNDLES = {
     "longmemeval-local": ["dataset=longmemeval_oracle", "subset.n=12"],  # 2 per question type (the time plan)
 }
 # where each v2 bundle is being built: a row whose run it already ships costs nothing more
-BUNDLE_DIRS = {"epbench20-local": "epbench20-local-v2", "locomo-local": "locomo-local-v2",
+BUNDLE_DIRS = {"epbench20-local": "epbench20-local", "locomo-local": "locomo-local-v2",
                "longmemeval-local": "longmemeval-local"}
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 

@@ -7,6 +7,9 @@ that copy their passage's opening (what `frame_retry` asks again).
     python scripts/seem_fusion_audit.py --pairs               # + every judged pair, for a reader
     python scripts/seem_fusion_audit.py --fixture tests/fixtures/seem_stored_pairs.json
 
+It reads the v1 bundles (0.5B runs), which v2 replaced under results/: check them out first
+(`git worktree add /tmp/v1 99bcce6`) and pass `--results /tmp/v1/results`.
+
 The frames of each pair are rebuilt as the run built them: each passage's stored frame record,
 then every merge's stored rewrite in decision order; the judge request built from them must hash
 to a cache key in the bundle's calls.jsonl.gz (else the script stops), so the texts printed are
@@ -45,9 +48,9 @@ def request_key(llm: Any, messages: list[dict[str, str]], schema: type, max_toke
     return cache_key(llm._key_payload(llm._request(messages, max_tokens, llm._response_format(schema))))
 
 
-def rebuild(bundle: str) -> dict[str, Any]:
+def rebuild(bundle: str, results: Path) -> dict[str, Any]:
     """The bundle's judged pairs with the frames as judged, and its per-passage frame records."""
-    root = ROOT / "results" / bundle
+    root = results / bundle
     cfg = OmegaConf.load(root / "runs" / BUNDLES[bundle] / "config.yaml")
     with gzip.open(root / "calls.jsonl.gz", "rt", encoding="utf-8") as fh:
         calls = {r["key"]: r["value"] for r in map(json.loads, fh)}
@@ -127,8 +130,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pairs", action="store_true", help="print every judged pair as the judge saw it")
     ap.add_argument("--fixture", type=Path, default=None, help="write the pairs as a test fixture")
+    ap.add_argument("--results", type=Path, default=ROOT / "results",
+                    help="the folder holding the v1 bundles (a checkout of commit 99bcce6's results/)")
     args = ap.parse_args(argv)
-    built = {bundle: rebuild(bundle) for bundle in BUNDLES}
+    missing = [b for b, run in BUNDLES.items() if not (args.results / b / "runs" / run).is_dir()]
+    if missing:
+        ap.error(f"{args.results} lacks the v1 runs of {', '.join(missing)}: "
+                 "`git worktree add /tmp/v1 99bcce6`, then --results /tmp/v1/results")
+    built = {bundle: rebuild(bundle, args.results) for bundle in BUNDLES}
     lines = [line for bundle, b in built.items() for line in figures(bundle, b) + (pair_lines(b) if args.pairs else [])]
     print("\n".join(lines))
     if args.fixture:

@@ -1,5 +1,5 @@
 """Grounding versions 4 and 5 (EpBench): on a 0-cue question, an answer that asserts something
-counts at least one claim. Built from the epbench20-local-v2 bundle's stored replies, where version
+counts at least one claim. Built from the epbench20-local bundle (v2)'s stored replies, where version
 3 scored invented places and an unparsed date F1 1 because neither the judge nor the matcher (which
 knows only the book's values) listed a claim, and version 4 still scored a bare wrong place F1 1
 because it was two words beyond the question."""
@@ -15,7 +15,7 @@ from evaluation.epbench.matcher import checks
 from evaluation.epbench.scoring import score_question
 from evaluation.epbench.universe import Universe, load_universe
 
-BUNDLE = "epbench20-local-v2"
+BUNDLE = "epbench20-local"
 RUNS = Path(__file__).resolve().parents[1] / "results" / BUNDLE / "runs" / "epbench20"
 
 

@@ -1,5 +1,5 @@
 """Grounding version 6 (EpBench): on a 0-cue question, any answer that is not a decline counts one
-claim. Built from the epbench20-local-v2 bundle's stored replies, where version 5 scored F1 1 for
+claim. Built from the epbench20-local bundle (v2)'s stored replies, where version 5 scored F1 1 for
 answers that only echo the question's own cue ("Escape Room Challenge" asked for that event's
 locations) or give a chunk tag of the context ("18.1" for a list of dates): neither is three new
 words, a new year or a book value the question lacks, so version 5 read them as "nothing to find"."""
@@ -15,7 +15,7 @@ from evaluation.epbench.matcher import checks
 from evaluation.epbench.scoring import score_question
 from evaluation.epbench.universe import Universe, load_universe
 
-BUNDLE = "epbench20-local-v2"
+BUNDLE = "epbench20-local"
 RUNS = Path(__file__).resolve().parents[1] / "results" / BUNDLE / "runs" / "epbench20"
 DECLINES = ("not", "no ", "cannot", "can't", "none", "unable")
 

@@ -18,10 +18,10 @@ ROLES = ["llm=local", "judge=local", "dataset=epbench20", "subset.n=200"]
 def _bundle(tmp_path: Path, method: str, index_model: str, n: int = 200) -> Path:
     results = tmp_path / "results"
     run = f"runs/epbench20/{method}-0123456789"
-    (results / "epbench20-local-v2" / run).mkdir(parents=True)
-    (results / "epbench20-local-v2" / "manifest.json").write_text(json.dumps(
+    (results / "epbench20-local" / run).mkdir(parents=True)
+    (results / "epbench20-local" / "manifest.json").write_text(json.dumps(
         {"runs": [{"path": run, "method": method, "dataset": "epbench20", "n_questions": n}]}))
-    (results / "epbench20-local-v2" / run / "meta.json").write_text(json.dumps({
+    (results / "epbench20-local" / run / "meta.json").write_text(json.dumps({
         "method": method, "dataset": "epbench20", "n_questions": n,
         "answer_model": "qwen2.5-coder-1.5b-instruct", "index_model": index_model,
         "judge_model": "qwen2.5-coder-1.5b-instruct"}))

@@ -18,7 +18,7 @@ import project_mde  # noqa: E402
 from evaluation.runs.paired import paired_differences  # noqa: E402
 from evaluation.runs.scored import load_runs  # noqa: E402
 
-BUNDLE = "epbench20-local-v2"
+BUNDLE = "epbench20-local"
 
 
 def test_projection_now_matches_the_bootstrap_and_falls_with_more_questions() -> None:
