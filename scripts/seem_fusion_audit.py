@@ -3,12 +3,10 @@ model call): every judged pair as the judge saw it, which of them today's veto w
 from the judge, which merges contradict their own reason, frames without events and summaries
 that copy their passage's opening (what `frame_retry` asks again).
 
-    python scripts/seem_fusion_audit.py                       # the figures, both bundles
-    python scripts/seem_fusion_audit.py --pairs               # + every judged pair, for a reader
-    python scripts/seem_fusion_audit.py --fixture tests/fixtures/seem_stored_pairs.json
-
-It reads the v1 bundles (0.5B runs), which v2 replaced under results/: check them out first
-(`git worktree add /tmp/v1 99bcce6`) and pass `--results /tmp/v1/results`.
+    git worktree add /tmp/v1 99bcce6   # the v1 bundles (0.5B runs), which v2 replaced under results/
+    python scripts/seem_fusion_audit.py --results /tmp/v1/results           # the figures, both bundles
+    python scripts/seem_fusion_audit.py --results /tmp/v1/results --pairs   # + every judged pair, for a reader
+    python scripts/seem_fusion_audit.py --results /tmp/v1/results --fixture tests/fixtures/seem_stored_pairs.json
 
 The frames of each pair are rebuilt as the run built them: each passage's stored frame record,
 then every merge's stored rewrite in decision order; the judge request built from them must hash
@@ -130,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pairs", action="store_true", help="print every judged pair as the judge saw it")
     ap.add_argument("--fixture", type=Path, default=None, help="write the pairs as a test fixture")
-    ap.add_argument("--results", type=Path, default=ROOT / "results",
+    ap.add_argument("--results", type=Path, required=True,
                     help="the folder holding the v1 bundles (a checkout of commit 99bcce6's results/)")
     args = ap.parse_args(argv)
     missing = [b for b, run in BUNDLES.items() if not (args.results / b / "runs" / run).is_dir()]
