@@ -24,6 +24,7 @@ from evaluation.explore import ExploreError, build_site
 from evaluation.explore.questions import FLAGS, header_unit
 from evaluation.explore.readers import read_judge_matrix
 from evaluation.explore.site import generated_files
+from evaluation.runs.scored import load_runs
 
 
 @pytest.fixture(scope="module")
@@ -51,9 +52,32 @@ def test_every_method_and_question_with_the_saved_labels(ep_site: Path) -> None:
     assert set(ds["charts"]) >= {"by_group", "frontier", "tokens_per_correct"}
     assert "usd_per_correct" not in ds["charts"]  # every bundled model is unpriced: no empty chart
     by_group = json.dumps(ds["charts"]["by_group"])
-    for g in ("0", "1", "2", "3-5", "overall"):
+    for g in ("0", "1", "2", "3-5", "overall, unweighted subset mean", "overall, weighted by population share"):
         assert f'"group": "{g}"' in by_group or f'"group":"{g}"' in by_group
     assert "judge qwen2.5-coder-0.5b-instruct" in by_group and "grounded, grounding v1 credit" in by_group
+
+
+def test_a_stratified_subset_charts_its_weighted_overall(ep_site: Path) -> None:
+    """The 40 questions are a stratified subset of the book's 456: the by-group chart drew their
+    plain mean as "overall" and the frontier plotted it, while the papers' headline (and the
+    paired table's MDE) is the population-weighted overall. Both are now drawn, each named, and
+    the frontier plots the weighted one; the runs table shows it in a column of its own."""
+    (ds,) = site_data(ep_site)["datasets"]
+    runs = {r.label: r for r in load_runs(EPBENCH_RUNS)}
+    rows = [v for layer in ds["charts"]["by_group"]["layer"] for v in layer.get("data", {}).get("values", [])]
+    rows = rows or ds["charts"]["by_group"]["data"]["values"]
+    for m in ds["methods"]:
+        w = runs[m["label"]].weighted_overall
+        assert w is not None and m["weighted"]["value"] == pytest.approx(w["f1"])
+        assert w["f1"] != pytest.approx(m["headline"]["value"])  # the buckets' shares differ from the subset's
+        shown = {r["group"]: r["value"] for r in rows if r["method"] == m["label"]}
+        assert shown["overall, weighted by population share"] == pytest.approx(w["f1"])
+        assert shown["overall, unweighted subset mean"] == pytest.approx(m["headline"]["value"])
+    frontier = ds["charts"]["frontier"]
+    assert "weighted by population share" in json.dumps(frontier)
+    points = {r["method"]: r["value"] for r in frontier["data"]["values"]} if "data" in frontier else {
+        r["method"]: r["value"] for layer in frontier["layer"] for r in layer.get("data", {}).get("values", [])}
+    assert points == {m["label"]: pytest.approx(m["weighted"]["value"]) for m in ds["methods"]}
 
 
 def test_the_question_page_marks_the_gold_units_blocks(ep_site: Path) -> None:

@@ -51,3 +51,22 @@ def test_a_top_up_is_done_only_when_the_bundle_holds_the_grown_run(tmp_path) -> 
     assert plan.bundled_run("epbench20-local", "mem0", cfg, _bundle(tmp_path, "mem0", "qwen2.5-coder-1.5b-instruct")) is None
     grown = _bundle(tmp_path / "b", "mem0", "qwen2.5-coder-1.5b-instruct", n=240)
     assert plan.bundled_run("epbench20-local", "mem0", cfg, grown) == "runs/epbench20/mem0-0123456789"
+
+
+def test_serving_overrides_reach_the_command_and_leave_the_run_folder_alone(capsys) -> None:
+    """LoCoMo's Vanilla runs on one server slot (four slots timed out prefilling the conversation
+    four times at once): the queue's command carries it, and the run keeps its folder, so a run
+    begun on four slots resumes in the same folder from the cache."""
+    from evaluation.runs.folder import config_hash
+    from harness.build import identity
+    from harness.estimate import compose
+
+    assert plan.main(["--only", "locomo-local", "--commands"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    vanilla = next(ln for ln in lines if ln.startswith("python run.py method=vanilla "))
+    assert "llm.max_concurrency=1" in vanilla.split()
+    assert not any("max_concurrency" in ln for ln in lines if ln is not vanilla)
+    row = next(r for r in plan.plan_rows("locomo-local") if r[1] == "vanilla")
+    served, plain = compose(["method=vanilla", *row[3]]), compose(["method=vanilla", *row[3][:-1]])
+    assert served.llm.server.n_parallel == 1 and plain.llm.server.n_parallel == 4
+    assert config_hash(identity(served)) == config_hash(identity(plain))

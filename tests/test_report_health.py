@@ -193,3 +193,53 @@ def test_figures_mark_a_failed_run_in_their_legends(pair, tmp_path, monkeypatch)
     build_report([base, better], tmp_path / "rep", reference=base)
     assert labels.count("oracle (health: fail)") >= 2 and "oracle" not in labels  # frontier and by group
     assert "embedding_rag" in labels  # no health.json: not checked, labelled as before
+
+
+def test_figures_draw_a_stratified_subsets_weighted_overall(tmp_path, monkeypatch) -> None:
+    """v1's 40 EpBench questions are a stratified subset of 456: the by-group figure called their
+    plain mean "overall" and the frontier plotted it, while the headline the paired table tests is
+    the population-weighted overall. The figures now draw that one, named, beside the plain mean."""
+    import matplotlib.axes
+
+    from evaluation.report import figures
+    from evaluation.runs.scored import load_runs
+
+    runs = load_runs(sorted((v1_bundle("epbench20-local") / "runs" / "epbench20").iterdir()))
+    p = runs[0].presentation
+    ticks: list[str] = []
+    bars: list[list[float]] = []
+    points: list[float] = []
+    ylabels: list[str] = []
+    real_ticks, real_bar, real_err, real_y = (matplotlib.axes.Axes.set_xticks, matplotlib.axes.Axes.bar,
+                                              matplotlib.axes.Axes.errorbar, matplotlib.axes.Axes.set_ylabel)
+
+    def spy_ticks(self, x, labels=None, **kw):
+        ticks.extend(t.replace("\n", " ") for t in labels or [])
+        return real_ticks(self, x, labels, **kw)
+
+    def spy_bar(self, x, height, *a, **kw):
+        bars.append(list(height))
+        return real_bar(self, x, height, *a, **kw)
+
+    def spy_err(self, x, y, *a, **kw):
+        points.extend(y)
+        return real_err(self, x, y, *a, **kw)
+
+    def spy_y(self, label, *a, **kw):
+        ylabels.append(label)
+        return real_y(self, label, *a, **kw)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "set_xticks", spy_ticks)
+    monkeypatch.setattr(matplotlib.axes.Axes, "bar", spy_bar)
+    monkeypatch.setattr(matplotlib.axes.Axes, "errorbar", spy_err)
+    monkeypatch.setattr(matplotlib.axes.Axes, "set_ylabel", spy_y)
+    figures.by_group(runs, p, tmp_path / "g.png")
+    points.clear()  # bar() draws its error bars with errorbar() too
+    figures.frontier(runs, p, tmp_path / "f.png")
+    assert ticks[-2:] == ["overall, unweighted subset mean", "overall, weighted by population share"]
+    weighted = [r.weighted_overall["f1"] for r in runs]
+    assert [b[-1] for b in bars] == pytest.approx(weighted)
+    assert [b[-2] for b in bars] == pytest.approx([r.metrics["overall"]["f1"] for r in runs])
+    assert weighted != pytest.approx([r.metrics["overall"]["f1"] for r in runs])
+    assert points == pytest.approx([w for r, w in zip(runs, weighted, strict=True) if r.mean_context_tokens])
+    assert "weighted by population share" in ylabels[-1]

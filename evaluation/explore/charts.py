@@ -64,7 +64,8 @@ def by_group(rows: list[dict[str, Any]], groups: list[str], methods: list[str], 
     return chart.to_dict()
 
 
-def frontier(rows: list[dict[str, Any]], methods: list[str], label: str, sub: list[str], log: bool) -> dict[str, Any]:
+def frontier(rows: list[dict[str, Any]], methods: list[str], label: str, sub: list[str], log: bool,
+             y_title: str | None = None) -> dict[str, Any]:
     """Mean context tokens per question against the headline, one point per method."""
     pick = _pick()
     xs = [r["tokens"] for r in rows]
@@ -75,7 +76,7 @@ def frontier(rows: list[dict[str, Any]], methods: list[str], label: str, sub: li
     x = alt.X("tokens:Q", title="mean context tokens per question" + (" (log)" if log else ""), scale=scale, axis=axis)
     base = alt.Chart(alt.Data(values=rows)).encode(x=x)
     points = base.mark_point(size=110, filled=True).encode(
-        y=alt.Y("value:Q", title=f"overall {label}", scale=alt.Scale(domain=[0, 1])), color=_color(methods),
+        y=alt.Y("value:Q", title=y_title or f"overall {label}", scale=alt.Scale(domain=[0, 1])), color=_color(methods),
         shape=alt.Shape("method:N", sort=methods, legend=None),
         opacity=alt.condition(pick, alt.value(1.0), alt.value(0.25)),
         tooltip=[alt.Tooltip("method:N"), alt.Tooltip("tokens:Q", format=",.0f"),

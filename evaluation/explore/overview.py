@@ -17,6 +17,7 @@ from .questions import LABEL_ORDER, NO_LABEL
 from .readers import find_judge_matrix, read_judge_matrix
 
 QUERY_STAGES = ("retrieve", "answer")
+WEIGHTED = "weighted overall"  # a stratified subset's population-weighted overall, beside "overall"
 ALL_STAGES = ("index", "retrieve", "answer", "judge")
 
 
@@ -65,6 +66,7 @@ def run_summary(run: Run, p: Presentation, groups: list[str], labels: list[str],
     return {
         "label": run.label, "method": run.method, "path": run.path.as_posix(), "provenance": run.provenance(),
         "health": health, "headline": _cell(run.metrics.get(p.overall), p.metric),
+        "weighted": _cell(run.weighted_overall, p.metric) if run.weighted_overall is not None else None,
         "groups": {g: _cell(p.group_metrics(run.metrics).get(g), p.metric) for g in groups},
         "context_tokens": _num(run.mean_context_tokens), "n_questions": len(run.predictions),
         "labels": {k: counts.get(k, 0) for k in LABEL_ORDER if counts.get(k, 0) or k != NO_LABEL},
@@ -83,22 +85,29 @@ def chart_specs(summaries: list[dict[str, Any]], p: Presentation, groups: list[s
     methods = [s["label"] for s in summaries]
     sub = charts.subtitle(setup, [s["headline"]["n"] if s["headline"]["n"] is not None else s["n_questions"]
                                   for s in summaries])
+    weighted = [s["weighted"] is not None for s in summaries]
+    overall = {"overall": "overall, unweighted subset mean" if any(weighted) else "overall"}
+    if any(weighted):  # a stratified subset: the population-weighted overall is the papers' headline
+        overall[WEIGHTED] = "overall, weighted by population share"
     rows = []
     for s in summaries:
-        for g in [*groups, "overall"]:
-            c = s["headline"] if g == "overall" else s["groups"].get(g) or {}
+        for g in [*groups, *overall]:
+            c = s["headline"] if g == "overall" else (s["weighted"] or {}) if g == WEIGHTED else s["groups"].get(g) or {}
             if c.get("value") is not None:
-                rows.append({"method": s["label"], "group": names.get(g, g) if g != "overall" else "overall",
+                rows.append({"method": s["label"], "group": overall.get(g) or names.get(g, g),
                              "value": c["value"], "lo": c.get("lo"), "hi": c.get("hi"), "n": c.get("n"),
                              "interval": c.get("interval")})
-    order = [names.get(g, g) for g in groups] + ["overall"]
+    order = [names.get(g, g) for g in groups] + list(overall.values())
     out = {"by_group": charts.by_group(rows, order, methods, p.label, p.group_label if groups else "overall", sub)}
-    points = [{"method": s["label"], "tokens": s["context_tokens"], "value": s["headline"]["value"],
-               "lo": s["headline"]["lo"], "hi": s["headline"]["hi"], "n": s["n_questions"]}
-              for s in summaries if s["context_tokens"] and s["headline"]["value"] is not None]
+    point = "weighted" if all(weighted) else "headline"
+    points = [{"method": s["label"], "tokens": s["context_tokens"], "value": s[point]["value"],
+               "lo": s[point]["lo"], "hi": s[point]["hi"], "n": s["n_questions"]}
+              for s in summaries if s["context_tokens"] and s[point]["value"] is not None]
     if points:
         xs = [pt["tokens"] for pt in points]
-        out["frontier"] = charts.frontier(points, methods, p.label, sub, log=max(xs) / min(xs) > 20)
+        out["frontier"] = charts.frontier(points, methods, p.label, sub, log=max(xs) / min(xs) > 20,
+                                          y_title=f"overall {p.label}" + (", weighted by population share"
+                                                                          if point == "weighted" else ""))
     cost = [{"method": s["label"], "tokens": s["query_tokens_per_correct"], "usd": s["usd_per_correct"],
              "correct": s["correct"], "n": s["n_questions"]} for s in summaries]
     tok = [c for c in cost if c["tokens"] is not None]

@@ -62,21 +62,49 @@ def _groups(runs: list[Run], p: Presentation) -> list[str]:
     return [g for g in seen if any(g in p.group_metrics(r.metrics) for r in runs)]
 
 
+WEIGHTED = "weighted overall"  # the by-group figure's column of the population-weighted overall
+
+
+def overall_cells(runs: list[Run], p: Presentation) -> tuple[list[str], bool]:
+    """The overall columns a figure shows, and whether the headline point is the weighted one.
+    A stratified subset (EpBench's cue buckets) shows its population-weighted overall, the
+    headline the papers report, beside the plain subset mean, labelled "unweighted"; a run on
+    its whole population shows "overall" alone."""
+    weighted = [r.weighted_overall is not None for r in runs]
+    if not any(weighted):
+        return ["overall"], False
+    return ["overall", WEIGHTED], all(weighted)
+
+
+def _overall_tick(g: str, weighted: bool, caveats: dict[str, str]) -> str:
+    if g == WEIGHTED:
+        return "overall, weighted by population share"
+    tick = "overall, unweighted subset mean" if weighted else "overall"
+    return tick + (f" ({caveats['overall']})" if "overall" in caveats else "")
+
+
+def _cell(r: Run, p: Presentation, g: str) -> dict | None:
+    if g == WEIGHTED:
+        return r.weighted_overall
+    return r.shown_metrics[p.overall] if g == "overall" else p.group_metrics(r.shown_metrics).get(g)
+
+
 def by_group(runs: list[Run], p: Presentation, path: Path) -> Path:
     """Grouped bars: one group per bucket/category (by name), one bar per method, error bar =
-    bootstrap std; a group whose cell is not the headline carries its caveat."""
+    bootstrap std; a group whose cell is not the headline carries its caveat; the overall, and
+    a stratified subset's weighted overall beside it, come last."""
     metric, name, what = p.metric, p.label, p.group_label
-    groups = [*_groups(runs, p), "overall"]
+    overall, _ = overall_cells(runs, p)
+    groups = [*_groups(runs, p), *overall]
     caveats = {k: v for r in runs for k, v in r.caveats.items()}
-    ticks = ["overall" + (f" ({caveats['overall']})" if "overall" in caveats else "") if g == "overall"
+    ticks = [_overall_tick(g, len(overall) > 1, caveats) if g in overall
              else group_name(p, runs[0].metrics, g, caveats) for g in groups]
     x = np.arange(len(groups))
     width = 0.8 / max(len(runs), 1)
     fig_w = max(7.0, 1.2 * len(groups) + 0.3 * len(runs))
     fig, ax = plt.subplots(figsize=(fig_w, 4.6))
     for i, r in enumerate(runs):
-        m = r.shown_metrics
-        cells = [m[p.overall] if g == "overall" else p.group_metrics(m).get(g) for g in groups]
+        cells = [_cell(r, p, g) for g in groups]
         vals = [(c or {}).get(metric) for c in cells]
         errs = [(c or {}).get(f"{metric}_std") for c in cells]
         ax.bar(x + (i - (len(runs) - 1) / 2) * width, [v if v is not None else np.nan for v in vals], width,
@@ -93,14 +121,17 @@ def by_group(runs: list[Run], p: Presentation, path: Path) -> Path:
 
 def frontier(runs: list[Run], p: Presentation, path: Path) -> Path:
     """Mean context tokens per question vs the headline score: the efficiency frontier. Each
-    method is a marker of its own, named in the legend (labels on the points overlapped)."""
+    method is a marker of its own, named in the legend (labels on the points overlapped). The
+    score is the population-weighted overall when every run is a stratified subset."""
     metric, name = p.metric, p.label
+    _, weighted = overall_cells(runs, p)
     fig, ax = plt.subplots(figsize=(7, 4.6))
     for i, r in enumerate(runs):
-        x, y = r.mean_context_tokens, r.metrics[p.overall].get(metric)
+        cell = _cell(r, p, WEIGHTED if weighted else "overall") or {}
+        x, y = r.mean_context_tokens, cell.get(metric)
         if x is None or y is None:
             continue
-        ax.errorbar([x], [y], yerr=[r.metrics[p.overall].get(f"{metric}_std") or 0], fmt=MARKERS[i % len(MARKERS)],
+        ax.errorbar([x], [y], yerr=[cell.get(f"{metric}_std") or 0], fmt=MARKERS[i % len(MARKERS)],
                     capsize=3, markersize=7, label=_legend_label(r),
                     **({"markerfacecolor": "none"} if r.failed else {}))
     xs = [r.mean_context_tokens for r in runs if r.mean_context_tokens]
@@ -108,7 +139,8 @@ def frontier(runs: list[Run], p: Presentation, path: Path) -> Path:
     if log:
         ax.set_xscale("log")
     ax.set_xlabel("mean context tokens per question" + (" (log)" if log else ""))
-    ax.set_ylabel(f"overall {name} (± bootstrap std)")
+    ax.set_ylabel(f"overall {name}" + (", weighted by population share" if weighted else "")
+                  + " (± bootstrap std)")
     _titled(ax, f"Context tokens vs {name}", runs, p, 7)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="method")
     return _save(fig, path)

@@ -112,6 +112,17 @@ class Run:
         p = self._display_protocol
         return self.metrics if p is None else p.shown_metrics(self.metrics, self.judgments, self.predictions)
 
+    @property
+    def weighted_overall(self) -> dict[str, Any] | None:
+        """A stratified subset's overall weighted by each stratum's population share (the headline
+        the papers report), as a cell {metric, metric_std, n}; None for a run on its whole
+        population (metrics.json `stratified`, evaluation/runs/blocks.py)."""
+        b = self.metrics.get("stratified") or {}
+        value = b.get("weighted")
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            return None
+        return {b["metric"]: value, f"{b['metric']}_std": b.get("weighted_std"), "n": b.get("n")}
+
     @cached_property
     def caveats(self) -> dict[str, str]:
         """Groups whose headline cell is not what the headline's label says (Protocol.group_caveats)."""

@@ -13,7 +13,10 @@ function renderOverview(d, params) {
   add(main, h("h2", { text: d.dataset + ": " + d.methods.length + " runs" }));
   d.provenance.forEach(function (line) { add(main, h("p", { class: "prov", text: line })); });
   d.notes.forEach(function (line) { add(main, h("p", { class: "note", text: line })); });
-  const head = ["method", "health", d.label + " (95% interval)", "n"].concat(d.groups.map(function (g) { return groupName(d, g); }))
+  // A stratified subset (EpBench's cue buckets): the population-weighted overall, the papers' headline, beside the plain mean.
+  const weighted = d.methods.some(function (m) { return m.weighted; });
+  const head = ["method", "health", d.label + (weighted ? " unweighted" : "") + " (95% interval)", "n"]
+    .concat(weighted ? [d.label + " weighted by population share (95% interval)"] : []).concat(d.groups.map(function (g) { return groupName(d, g); }))
     .concat(["failure labels", "correct / all questions", "context tokens / q", "query tokens / correct", "USD / correct"]);
   const t = h("table", { id: "runs" }, h("thead", null, h("tr", null, head.map(function (x, i) {
     return h("th", { class: i > 1 && x !== "failure labels" ? "num" : null, text: x }); }))));
@@ -33,6 +36,8 @@ function renderOverview(d, params) {
           }))) : null),
       h("td", { class: "num", title: hl.interval }, num(hl.value), h("span", { class: "muted", text: " [" + num(hl.lo) + ", " + num(hl.hi) + "]" })),
       h("td", { class: "num", text: hl.n === null ? "–" : hl.n }),
+      weighted ? (m.weighted ? h("td", { class: "num", title: m.weighted.interval }, num(m.weighted.value),
+        h("span", { class: "muted", text: " [" + num(m.weighted.lo) + ", " + num(m.weighted.hi) + "]" })) : h("td", { class: "num", text: "–" })) : null,
       d.groups.map(function (g) { const c = m.groups[g] || {}; return h("td", { class: "num", title: "n " + c.n + "; " + (c.interval || ""), text: num(c.value) }); }),
       h("td", null, labelBar(m.labels, m.n_questions)),
       h("td", { class: "num", text: m.correct + " / " + m.n_questions }),
