@@ -51,6 +51,11 @@ METHODS = [
 ]
 # (bundle, label) -> overrides replacing a row's: a run begun before the row changed keeps its own
 KEPT = {("epbench20-local", "cognee"): INDEX_1_5B + ["method.max_tokens=2048", "method.stop_repeats=json_strings"]}
+# (bundle, method) -> a method setting for that dataset, added to the row's overrides: GSW chunks a
+# conversation into 3 turns (about 24 words a sentence-chunk on LoCoMo, against EpBench's 50), so
+# conversations take chunk_min_words=50 as v1's LoCoMo GSW did (conf/method/gsw.yaml): 653 Operator-
+# stage calls and 218 estimated minutes on conv-30 instead of 375
+PER_DATASET = {(b, "gsw"): ["method.chunk_min_words=50"] for b in ("locomo-local", "longmemeval-local")}
 # (bundle, label) -> how the server serves the row, added to its overrides; none of these changes a
 # run's numbers or folder (harness/build.py identity). LoCoMo's Vanilla prompt is the whole of
 # conv-30 (13k tokens): four slots prefilled four copies at once, each past the client's 900 s
@@ -91,7 +96,8 @@ def bundled_run(bundle: str, method: str, cfg: Any, results: Path = RESULTS) -> 
 
 
 def plan_rows(only: str | None = None) -> list[tuple[str, str, str, list[str]]]:
-    return [(b, label, m, ROLES + d + KEPT.get((b, label), extra) + SERVING.get((b, label), []))
+    return [(b, label, m, ROLES + d + KEPT.get((b, label), extra) + PER_DATASET.get((b, m), [])
+             + SERVING.get((b, label), []))
             for b, d in BUNDLES.items() if only in (None, b) for label, m, extra in METHODS]
 
 

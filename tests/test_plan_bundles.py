@@ -70,3 +70,13 @@ def test_serving_overrides_reach_the_command_and_leave_the_run_folder_alone(caps
     served, plain = compose(["method=vanilla", *row[3]]), compose(["method=vanilla", *row[3][:-1]])
     assert served.llm.server.n_parallel == 1 and plain.llm.server.n_parallel == 4
     assert config_hash(identity(served)) == config_hash(identity(plain))
+
+
+def test_gsw_chunks_conversations_by_words_in_every_row_of_a_conversation_bundle() -> None:
+    """GSW's 3-turn chunks of a conversation hold half the words of a prose chunk: the
+    conversation bundles' GSW rows (its 0.5B alternative too) take chunk_min_words=50, EpBench's do not."""
+    rows = [(b, label, o) for b, label, m, o in plan.plan_rows() if m == "gsw"]
+    assert {b for b, _, _ in rows} == set(plan.BUNDLES) and all(len([r for r in rows if r[0] == b]) == 2
+                                                                for b in plan.BUNDLES)
+    for bundle, label, overrides in rows:
+        assert ("method.chunk_min_words=50" in overrides) == (bundle != "epbench20-local"), (bundle, label)
