@@ -52,7 +52,7 @@ def test_every_method_and_question_with_the_saved_labels(ep_site: Path) -> None:
     assert set(ds["charts"]) >= {"by_group", "frontier", "tokens_per_correct"}
     assert "usd_per_correct" not in ds["charts"]  # every bundled model is unpriced: no empty chart
     by_group = json.dumps(ds["charts"]["by_group"])
-    for g in ("0", "1", "2", "3-5", "overall, unweighted subset mean", "overall, weighted by population share"):
+    for g in ("0", "1", "2", "3-5", "overall (unweighted)", "overall (weighted)"):
         assert f'"group": "{g}"' in by_group or f'"group":"{g}"' in by_group
     assert "judge qwen2.5-coder-0.5b-instruct" in by_group and "grounded, grounding v1 credit" in by_group
 
@@ -71,8 +71,8 @@ def test_a_stratified_subset_charts_its_weighted_overall(ep_site: Path) -> None:
         assert w is not None and m["weighted"]["value"] == pytest.approx(w["f1"])
         assert w["f1"] != pytest.approx(m["headline"]["value"])  # the buckets' shares differ from the subset's
         shown = {r["group"]: r["value"] for r in rows if r["method"] == m["label"]}
-        assert shown["overall, weighted by population share"] == pytest.approx(w["f1"])
-        assert shown["overall, unweighted subset mean"] == pytest.approx(m["headline"]["value"])
+        assert shown["overall (weighted)"] == pytest.approx(w["f1"])
+        assert shown["overall (unweighted)"] == pytest.approx(m["headline"]["value"])
     frontier = ds["charts"]["frontier"]
     assert "weighted by population share" in json.dumps(frontier)
     points = {r["method"]: r["value"] for r in frontier["data"]["values"]} if "data" in frontier else {

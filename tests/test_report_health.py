@@ -236,7 +236,7 @@ def test_figures_draw_a_stratified_subsets_weighted_overall(tmp_path, monkeypatc
     figures.by_group(runs, p, tmp_path / "g.png")
     points.clear()  # bar() draws its error bars with errorbar() too
     figures.frontier(runs, p, tmp_path / "f.png")
-    assert ticks[-2:] == ["overall, unweighted subset mean", "overall, weighted by population share"]
+    assert ticks[-2:] == ["overall (unweighted)", "overall (weighted)"]
     weighted = [r.weighted_overall["f1"] for r in runs]
     assert [b[-1] for b in bars] == pytest.approx(weighted)
     assert [b[-2] for b in bars] == pytest.approx([r.metrics["overall"]["f1"] for r in runs])

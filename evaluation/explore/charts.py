@@ -48,7 +48,7 @@ def by_group(rows: list[dict[str, Any]], groups: list[str], methods: list[str], 
     """Grouped bars: one group per bucket/category (and overall), one bar per method, 95% rules."""
     pick = _pick()
     base = alt.Chart(alt.Data(values=rows)).encode(
-        x=alt.X("group:N", sort=groups, title=group_label, axis=alt.Axis(labelAngle=0, labelLimit=120)),
+        x=alt.X("group:N", sort=groups, title=group_label, axis=alt.Axis(labelAngle=0, labelLimit=120, labelExpr="split(datum.label, ' ')")),
         xOffset=alt.XOffset("method:N", sort=methods))
     bars = base.mark_bar().encode(
         y=alt.Y("value:Q", title=f"{label} (95% interval)", scale=alt.Scale(domain=[0, 1])),

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..presentation import Presentation
-from ..report.tables import Table, dataset_tables, provenance, table3
+from ..report.tables import WEIGHTED_NOTE, Table, dataset_tables, provenance, table3
 from ..runs.scored import Run
 from . import charts
 from .questions import LABEL_ORDER, NO_LABEL
@@ -86,9 +86,9 @@ def chart_specs(summaries: list[dict[str, Any]], p: Presentation, groups: list[s
     sub = charts.subtitle(setup, [s["headline"]["n"] if s["headline"]["n"] is not None else s["n_questions"]
                                   for s in summaries])
     weighted = [s["weighted"] is not None for s in summaries]
-    overall = {"overall": "overall, unweighted subset mean" if any(weighted) else "overall"}
+    overall = {"overall": "overall (unweighted)" if any(weighted) else "overall"}
     if any(weighted):  # a stratified subset: the population-weighted overall is the papers' headline
-        overall[WEIGHTED] = "overall, weighted by population share"
+        overall[WEIGHTED] = "overall (weighted)"
     rows = []
     for s in summaries:
         for g in [*groups, *overall]:
@@ -98,7 +98,9 @@ def chart_specs(summaries: list[dict[str, Any]], p: Presentation, groups: list[s
                              "value": c["value"], "lo": c.get("lo"), "hi": c.get("hi"), "n": c.get("n"),
                              "interval": c.get("interval")})
     order = [names.get(g, g) for g in groups] + list(overall.values())
-    out = {"by_group": charts.by_group(rows, order, methods, p.label, p.group_label if groups else "overall", sub)}
+    what = p.group_label if groups else "overall"
+    out = {"by_group": charts.by_group(rows, order, methods, p.label, what,
+                                       [*sub, *WEIGHTED_NOTE.format(what=what).split("\n")] if any(weighted) else sub)}
     point = "weighted" if all(weighted) else "headline"
     points = [{"method": s["label"], "tokens": s["context_tokens"], "value": s[point]["value"],
                "lo": s[point]["lo"], "hi": s[point]["hi"], "n": s["n_questions"]}

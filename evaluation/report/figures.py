@@ -22,7 +22,7 @@ import numpy as np  # noqa: E402
 from ..presentation import Presentation  # noqa: E402
 from ..runs.scored import Run  # noqa: E402
 from .prices import Reference, api_equivalent  # noqa: E402
-from .tables import group_name  # noqa: E402
+from .tables import WEIGHTED_NOTE, group_name  # noqa: E402
 
 MARKERS = "osD^vP*Xh<>p"
 
@@ -78,8 +78,8 @@ def overall_cells(runs: list[Run], p: Presentation) -> tuple[list[str], bool]:
 
 def _overall_tick(g: str, weighted: bool, caveats: dict[str, str]) -> str:
     if g == WEIGHTED:
-        return "overall, weighted by population share"
-    tick = "overall, unweighted subset mean" if weighted else "overall"
+        return "overall (weighted)"
+    tick = "overall (unweighted)" if weighted else "overall"
     return tick + (f" ({caveats['overall']})" if "overall" in caveats else "")
 
 
@@ -111,7 +111,7 @@ def by_group(runs: list[Run], p: Presentation, path: Path) -> Path:
                yerr=[e if e is not None else 0 for e in errs], capsize=2, label=_legend_label(r),
                **({"hatch": "//", "alpha": 0.45} if r.failed else {}))
     ax.set_xticks(x, ["\n".join(textwrap.wrap(t, 14)) for t in ticks], fontsize=8)
-    ax.set_xlabel(what)
+    ax.set_xlabel(what + (f"\n{WEIGHTED_NOTE.format(what=what)}" if len(overall) > 1 else ""))
     ax.set_ylabel(f"{name} (± bootstrap std)")
     ax.set_ylim(0, 1.05)
     _titled(ax, f"{name} by {what}, one bar per method", runs, p, fig_w)

@@ -32,6 +32,11 @@ class Table:
     notes: list[str] = field(default_factory=list)
 
 
+# what a chart's two overall columns of a stratified subset mean (report figures, explorer charts)
+WEIGHTED_NOTE = ("overall (weighted): each {what}'s mean weighted by its share of the population\n"
+                 "the questions were drawn from; overall (unweighted): the plain mean of these questions")
+
+
 def provenance(runs: list[Run]) -> list[str]:
     """The settings the runs share on one line; each setting on which they differ, flagged."""
     same, differ = [], []
