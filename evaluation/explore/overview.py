@@ -10,14 +10,22 @@ from pathlib import Path
 from typing import Any
 
 from ..presentation import Presentation
-from ..report.tables import WEIGHTED_NOTE, Table, dataset_tables, provenance, table3
+from ..report.tables import (
+    WEIGHTED,
+    WEIGHTED_NOTE,
+    Table,
+    dataset_tables,
+    overall_axis,
+    overall_columns,
+    provenance,
+    table3,
+)
 from ..runs.scored import Run
 from . import charts
 from .questions import LABEL_ORDER, NO_LABEL
 from .readers import find_judge_matrix, read_judge_matrix
 
 QUERY_STAGES = ("retrieve", "answer")
-WEIGHTED = "weighted overall"  # a stratified subset's population-weighted overall, beside "overall"
 ALL_STAGES = ("index", "retrieve", "answer", "judge")
 
 
@@ -86,13 +94,12 @@ def chart_specs(summaries: list[dict[str, Any]], p: Presentation, groups: list[s
     sub = charts.subtitle(setup, [s["headline"]["n"] if s["headline"]["n"] is not None else s["n_questions"]
                                   for s in summaries])
     weighted = [s["weighted"] is not None for s in summaries]
-    overall = {"overall": "overall (unweighted)" if any(weighted) else "overall"}
-    if any(weighted):  # a stratified subset: the population-weighted overall is the papers' headline
-        overall[WEIGHTED] = "overall (weighted)"
+    overall = overall_columns(any(weighted))
     rows = []
     for s in summaries:
+        cells = {**s["groups"], "overall": s["headline"], WEIGHTED: s["weighted"]}
         for g in [*groups, *overall]:
-            c = s["headline"] if g == "overall" else (s["weighted"] or {}) if g == WEIGHTED else s["groups"].get(g) or {}
+            c = cells.get(g) or {}
             if c.get("value") is not None:
                 rows.append({"method": s["label"], "group": overall.get(g) or names.get(g, g),
                              "value": c["value"], "lo": c.get("lo"), "hi": c.get("hi"), "n": c.get("n"),
@@ -108,8 +115,7 @@ def chart_specs(summaries: list[dict[str, Any]], p: Presentation, groups: list[s
     if points:
         xs = [pt["tokens"] for pt in points]
         out["frontier"] = charts.frontier(points, methods, p.label, sub, log=max(xs) / min(xs) > 20,
-                                          y_title=f"overall {p.label}" + (", weighted by population share"
-                                                                          if point == "weighted" else ""))
+                                          y_title=overall_axis(p.label, point == "weighted"))
     cost = [{"method": s["label"], "tokens": s["query_tokens_per_correct"], "usd": s["usd_per_correct"],
              "correct": s["correct"], "n": s["n_questions"]} for s in summaries]
     tok = [c for c in cost if c["tokens"] is not None]

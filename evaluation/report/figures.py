@@ -22,7 +22,7 @@ import numpy as np  # noqa: E402
 from ..presentation import Presentation  # noqa: E402
 from ..runs.scored import Run  # noqa: E402
 from .prices import Reference, api_equivalent  # noqa: E402
-from .tables import WEIGHTED_NOTE, group_name  # noqa: E402
+from .tables import WEIGHTED, WEIGHTED_NOTE, group_name, overall_axis, overall_columns  # noqa: E402
 
 MARKERS = "osD^vP*Xh<>p"
 
@@ -62,25 +62,10 @@ def _groups(runs: list[Run], p: Presentation) -> list[str]:
     return [g for g in seen if any(g in p.group_metrics(r.metrics) for r in runs)]
 
 
-WEIGHTED = "weighted overall"  # the by-group figure's column of the population-weighted overall
-
-
-def overall_cells(runs: list[Run], p: Presentation) -> tuple[list[str], bool]:
-    """The overall columns a figure shows, and whether the headline point is the weighted one.
-    A stratified subset (EpBench's cue buckets) shows its population-weighted overall, the
-    headline the papers report, beside the plain subset mean, labelled "unweighted"; a run on
-    its whole population shows "overall" alone."""
+def _subset_runs(runs: list[Run]) -> tuple[bool, bool]:
+    """(any, every) run is a stratified subset with a population-weighted overall."""
     weighted = [r.weighted_overall is not None for r in runs]
-    if not any(weighted):
-        return ["overall"], False
-    return ["overall", WEIGHTED], all(weighted)
-
-
-def _overall_tick(g: str, weighted: bool, caveats: dict[str, str]) -> str:
-    if g == WEIGHTED:
-        return "overall (weighted)"
-    tick = "overall (unweighted)" if weighted else "overall"
-    return tick + (f" ({caveats['overall']})" if "overall" in caveats else "")
+    return any(weighted), all(weighted)
 
 
 def _cell(r: Run, p: Presentation, g: str) -> dict | None:
@@ -94,10 +79,11 @@ def by_group(runs: list[Run], p: Presentation, path: Path) -> Path:
     bootstrap std; a group whose cell is not the headline carries its caveat; the overall, and
     a stratified subset's weighted overall beside it, come last."""
     metric, name, what = p.metric, p.label, p.group_label
-    overall, _ = overall_cells(runs, p)
+    weighted, _ = _subset_runs(runs)
+    overall = overall_columns(weighted)
     groups = [*_groups(runs, p), *overall]
     caveats = {k: v for r in runs for k, v in r.caveats.items()}
-    ticks = [_overall_tick(g, len(overall) > 1, caveats) if g in overall
+    ticks = [overall[g] + (f" ({caveats[g]})" if g in caveats else "") if g in overall
              else group_name(p, runs[0].metrics, g, caveats) for g in groups]
     x = np.arange(len(groups))
     width = 0.8 / max(len(runs), 1)
@@ -111,7 +97,7 @@ def by_group(runs: list[Run], p: Presentation, path: Path) -> Path:
                yerr=[e if e is not None else 0 for e in errs], capsize=2, label=_legend_label(r),
                **({"hatch": "//", "alpha": 0.45} if r.failed else {}))
     ax.set_xticks(x, ["\n".join(textwrap.wrap(t, 14)) for t in ticks], fontsize=8)
-    ax.set_xlabel(what + (f"\n{WEIGHTED_NOTE.format(what=what)}" if len(overall) > 1 else ""))
+    ax.set_xlabel(what + (f"\n{WEIGHTED_NOTE.format(what=what)}" if weighted else ""))
     ax.set_ylabel(f"{name} (± bootstrap std)")
     ax.set_ylim(0, 1.05)
     _titled(ax, f"{name} by {what}, one bar per method", runs, p, fig_w)
@@ -124,7 +110,7 @@ def frontier(runs: list[Run], p: Presentation, path: Path) -> Path:
     method is a marker of its own, named in the legend (labels on the points overlapped). The
     score is the population-weighted overall when every run is a stratified subset."""
     metric, name = p.metric, p.label
-    _, weighted = overall_cells(runs, p)
+    _, weighted = _subset_runs(runs)
     fig, ax = plt.subplots(figsize=(7, 4.6))
     for i, r in enumerate(runs):
         cell = _cell(r, p, WEIGHTED if weighted else "overall") or {}
@@ -139,8 +125,7 @@ def frontier(runs: list[Run], p: Presentation, path: Path) -> Path:
     if log:
         ax.set_xscale("log")
     ax.set_xlabel("mean context tokens per question" + (" (log)" if log else ""))
-    ax.set_ylabel(f"overall {name}" + (", weighted by population share" if weighted else "")
-                  + " (± bootstrap std)")
+    ax.set_ylabel(f"{overall_axis(name, weighted)} (± bootstrap std)")
     _titled(ax, f"Context tokens vs {name}", runs, p, 7)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="method")
     return _save(fig, path)

@@ -32,9 +32,22 @@ class Table:
     notes: list[str] = field(default_factory=list)
 
 
-# what a chart's two overall columns of a stratified subset mean (report figures, explorer charts)
+# A stratified subset's overall columns, as the report's figures and the explorer's charts name them:
+# the plain mean of its questions and, beside it, the population-weighted overall (the papers' headline).
+WEIGHTED = "weighted overall"  # the weighted column's key, beside the group keys and "overall"
 WEIGHTED_NOTE = ("overall (weighted): each {what}'s mean weighted by its share of the population\n"
                  "the questions were drawn from; overall (unweighted): the plain mean of these questions")
+
+
+def overall_columns(weighted: bool) -> dict[str, str]:
+    """key -> label of the overall columns: "overall" alone, or for a stratified subset
+    (`weighted`) the unweighted and the weighted overall."""
+    return {"overall": "overall (unweighted)", WEIGHTED: "overall (weighted)"} if weighted else {"overall": "overall"}
+
+
+def overall_axis(label: str, weighted: bool) -> str:
+    """The score axis of a chart that plots one overall per run."""
+    return f"overall {label}" + (", weighted by population share" if weighted else "")
 
 
 def provenance(runs: list[Run]) -> list[str]:
