@@ -157,6 +157,37 @@ def test_cognees_graph_text_from_other_sessions_is_flagged_in_a_shipped_run() ->
     assert check.status == "warn" and check.value == pytest.approx(2 / 12, abs=1e-3)
 
 
+def test_one_unit_in_nearly_every_context_is_a_hub() -> None:
+    def hub(preds: list[dict[str, Any]], units: dict[str, int]) -> Any:
+        return {c.name: c for c in context_checks(preds, {}, (), True, units, TH["context"])}["hub_unit"]
+
+    spread = [_pred(i, f"c{i}", context_chapters=[str((i + k) % 19) for k in range(5)]) for i in range(40)]
+    even = hub(spread, {"book": 19})
+    assert even.status == "ok" and even.value <= 12 / 40  # 40 contexts of 5 over 19 units: 10-11 each, at most 12
+    hubbed = [_pred(i, f"c{i}", context_chapters=["17", *[str((i + k) % 16) for k in range(4)]]) for i in range(40)]
+    worst = hub(hubbed, {"book": 19})
+    assert worst.status == "fail" and worst.value == 1.0 and "unit 17 of book is in 40 of the 40 contexts" in worst.message
+    four_in_five = [_pred(i, f"c{i}", context_chapters=(["17"] if i % 5 else []) + [str(i % 16)]) for i in range(40)]
+    assert hub(four_in_five, {"book": 19}).status == "warn"
+    # not measurable: one question per haystack (LongMemEval), and contexts of more than half the corpus
+    single = [{**_pred(i, "c", context_chapters=["s1"]), "corpus_id": f"hay{i}"} for i in range(40)]
+    assert hub(single, {f"hay{i}": 3 for i in range(40)}).value is None
+    assert hub(hubbed, {"book": 8}).value is None
+
+
+@pytest.mark.parametrize(("method", "status"), [("hipporag2", "fail"), ("graphrag", "fail"), ("lightrag", "fail"),
+                                                ("embedding_rag", "ok"), ("gsw", "ok"), ("vanilla", "ok")])
+def test_v1_locomo_graph_packages_served_the_same_sessions_to_every_question(method: str, status: str) -> None:
+    # v1's LoCoMo runs (0.5B index, conv-30's 19 sessions, 5 per context): HippoRAG 2's graph had
+    # nodes in 4 sessions and put session 17 in 101 of 105 contexts; GraphRAG's in 103 (session 3);
+    # LightRAG's only source was session 18 (82 contexts; the other 23 were its no-context string).
+    # Embedding RAG and GSW spread theirs (at most 57 of 105).
+    check = _by_name(run_health(v1_run("locomo-local", method), TH))["hub_unit"]
+    assert check.status == status
+    if method == "vanilla":
+        assert check.value is None  # the whole conversation in every context, by design
+
+
 # -- answers -----------------------------------------------------------------------------------
 def test_a_looping_answer_is_flagged() -> None:
     th = TH["answer"]

@@ -11,6 +11,7 @@
   that are named but whose content is gone (a summary, a graph) show up here;
 - beyond_cap: contexts that quote units the method did not report, so the shared cap did not
   bound them (the harness's cap audit, recorded per prediction);
+- hub_unit: one unit in nearly every context of a corpus (spread.py);
 - fallback: contexts the method's own memory did not produce, where its package fell back to
   another retriever (a method that can fall back records `fallback` in each prediction's
   retrieval: HippoRAG 2's dense passage retrieval when its recognition memory keeps no fact).
@@ -25,6 +26,7 @@ from ..answer_text import find_dates, normalize, parse_date
 from ..runs.cap_audit import summarize as summarize_audit
 from ..runs.health_file import Check
 from .grading import check, not_measured, pct, share
+from .spread import hub_unit_check
 
 SCOPE = "context"
 
@@ -91,6 +93,7 @@ def context_checks(predictions: list[dict[str, Any]], metrics: dict[str, Any], m
     else:
         out.append(check("distinct_contexts", SCOPE, share(distinct, n), th["distinct"],
                          f"{distinct} distinct contexts for {n} questions", low_is_bad=True))
+    out.append(hub_unit_check(predictions, corpus_units, th["hub_unit"]))
     overall = (metrics.get("retrieval") or {}).get("overall") or {}
     recall = overall.get("gold_recall")
     if recall is None:
