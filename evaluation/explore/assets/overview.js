@@ -30,7 +30,7 @@ function renderOverview(d, params) {
         h("div", { class: "folder", title: m.path, text: m.path.split("/").pop() })),
       h("td", null, healthBadge(hv), hv && hv.status !== "ok" ? h("div", { class: "muted", text: hv.mark }) : null,
         hv && hv.checks.length ? h("details", null, h("summary", { class: "muted", text: hv.checks.length + (hv.checks.length === 1 ? " check" : " checks") }),
-          h("table", null, hv.checks.map(function (c) {
+          h("table", { class: "checks" }, hv.checks.map(function (c) {
             return h("tr", null, h("td", null, healthBadge({ status: c.status, mark: c.message })), h("td", { text: c.scope }),
               h("td", { text: c.name }), h("td", { text: c.message }));
           }))) : null),
