@@ -179,7 +179,7 @@ def test_one_unit_in_nearly_every_context_is_a_hub() -> None:
                                                 ("embedding_rag", "ok"), ("gsw", "ok"), ("vanilla", "ok")])
 def test_v1_locomo_graph_packages_served_the_same_sessions_to_every_question(method: str, status: str) -> None:
     # v1's LoCoMo runs (0.5B index, conv-30's 19 sessions, 5 per context): HippoRAG 2's graph had
-    # nodes in 4 sessions and put session 17 in 101 of 105 contexts; GraphRAG's in 103 (session 3);
+    # nodes in 4 sessions and put session 17 in 101 of 105 contexts; GraphRAG's one session in 103;
     # LightRAG's only source was session 18 (82 contexts; the other 23 were its no-context string).
     # Embedding RAG and GSW spread theirs (at most 57 of 105).
     check = _by_name(run_health(v1_run("locomo-local", method), TH))["hub_unit"]

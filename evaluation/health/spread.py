@@ -30,8 +30,8 @@ def hub_unit_check(predictions: list[dict[str, Any]], corpus_units: dict[str, in
     with at least `limits['min_questions']` contexts naming a unit that hold at most half its units."""
     by_corpus: dict[str, list[set[str]]] = defaultdict(list)
     for p in predictions:
-        if _units(p):  # an empty context is empty_contexts' to count
-            by_corpus[str(p.get("corpus_id"))].append(_units(p))
+        if units := _units(p):  # an empty context is empty_contexts' to count
+            by_corpus[str(p.get("corpus_id"))].append(units)
     worst: tuple[float, str] | None = None
     for cid, contexts in sorted(by_corpus.items()):
         total = corpus_units.get(cid)
@@ -39,7 +39,7 @@ def hub_unit_check(predictions: list[dict[str, Any]], corpus_units: dict[str, in
         if not total or n < limits["min_questions"]:
             continue
         mean = sum(len(c) for c in contexts) / n
-        if mean == 0 or mean > total / 2:
+        if mean > total / 2:
             continue
         counts = Counter(u for c in contexts for u in c)
         unit, held = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))
