@@ -352,6 +352,12 @@ def test_hipporag2_counters_find_the_one_shot_example_copied(tmp_path: Path) -> 
     c = HippoRAG2Method.index_counters(tmp_path)
     assert c is not None and c.empty == {"entities": [1, 3], "triples": [2, 3]}
     assert c.example_copies == 3  # "3 July 2001", "Hindi" and "India" where the passage lacks them
+    # the share's base is every value the copies were counted over (5 entities, 3 triple values),
+    # not the entity names alone: over names alone, LoCoMo's run read 60 copies of 47 (1.28)
+    assert c.values == 8
+    [copies] = [k for k in index_checks({"extracts": True, "corpora": {"x": c.to_dict()}}, TH["index"])
+                if k.name == "example_copies"]
+    assert copies.value == round(3 / 8, 4) and "(8 stored values)" in copies.message
 
 
 def test_names_that_are_not_noun_phrases() -> None:

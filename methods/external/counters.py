@@ -44,10 +44,12 @@ def hipporag2_counters(folder: Path) -> IndexCounters | None:
     docs = _json(files[0]).get("docs", [])
     names: list[str] = []
     copies: list[str] = []
+    values = 0  # the copies are counted over entities and triple values together: the share's base
     for d in docs:
         ents = [str(e) for e in d.get("extracted_entities", [])]
         triple_values = [str(v) for t in d.get("extracted_triples", []) for v in t]
         names += ents
+        values += len(ents) + len(triple_values)
         copies += copied(ents + triple_values, ChunkText(str(d.get("passage", ""))), HIPPORAG_EXAMPLES)
     n, bad, samples = name_counts(names)
     graph = worker_index(folder).get("graph", {})
@@ -56,7 +58,7 @@ def hipporag2_counters(folder: Path) -> IndexCounters | None:
         empty={"entities": [sum(1 for d in docs if not d.get("extracted_entities")), len(docs)],
                "triples": [sum(1 for d in docs if not d.get("extracted_triples")), len(docs)]},
         names=n, names_not_noun_phrase=bad, name_samples=samples,
-        example_copies=len(copies), copy_samples=sorted(set(copies))[:5], extra={"graph": graph})
+        example_copies=len(copies), copy_samples=sorted(set(copies))[:5], values=values, extra={"graph": graph})
 
 
 def lightrag_counters(folder: Path) -> IndexCounters | None:

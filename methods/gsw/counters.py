@@ -106,13 +106,16 @@ def gsw_counters(folder: Path) -> IndexCounters | None:
     names: list[str] = []
     copies: list[str] = []
     caught = 0
+    values = 0  # the base of the copy share: every value the copies were looked for in
     chunks: list[dict[str, Any]] = []
     for ws in _workspaces(folder):
         chunks += ws.get("chunks", [])
         chapters.update(_per_chapter(ws))
         names += [e["name"] for e in ws["entities"].values()]
         text = ChunkText(" ".join(c.get("text", "") for c in ws.get("chunks", [])))
-        copies += copied(_values(ws), text, ALL_EXAMPLES)
+        stored = _values(ws)
+        values += len(stored)
+        copies += copied(stored, text, ALL_EXAMPLES)
         caught += sum(int((c.get("guard") or {}).get("replies_copying_examples", 0)) for c in ws.get("chunks", []))
     if not chapters:
         return None
@@ -121,6 +124,6 @@ def gsw_counters(folder: Path) -> IndexCounters | None:
         units=len(chapters),
         empty={s: [sum(1 for c in chapters.values() if not c[s]), len(chapters)] for s in STRUCTURES},
         names=n, names_not_noun_phrase=bad, name_samples=samples,
-        example_copies=len(copies), copy_samples=sorted(set(copies))[:5],
+        example_copies=len(copies), copy_samples=sorted(set(copies))[:5], values=values,
         extra={"guard_dropped_copies": caught,
                **({"validation": v} if (v := kind_validation(chunks)) is not None else {})})

@@ -71,15 +71,18 @@ def seem_counters(folder: Path) -> IndexCounters | None:
     passages = sorted({p for f in frames for p in f.get("provenance", [])})
     empty: dict[str, list[int]] = {"events": [sum(1 for f in frames if not f.get("events")), len(frames)]}
     names = [p for f in frames for e in f.get("events", []) for p in e.get("participants", [])]
-    copies = _copies(_event_values(frames))
+    stored = list(_event_values(frames))  # the base of the copy share, with the facts' values below
+    copies = _copies(stored)
     if graph is not None:  # the seem_no_graph ablation has no facts layer
         with_facts = {str(f.get("passage")) for f in graph.get("facts", [])}
         empty["facts"] = [sum(1 for p in passages if p not in with_facts), len(passages)]
         names += list(graph.get("names", []))
-        copies += _copies([str(f.get(k, "")) for f in graph.get("facts", []) for k in ("subject", "predicate", "object")])
+        fact_values = [str(f.get(k, "")) for f in graph.get("facts", []) for k in ("subject", "predicate", "object")]
+        stored += [v for v in fact_values if v]
+        copies += _copies(fact_values)
     n, bad, samples = name_counts(names)
     return IndexCounters(
         units=len(frames), empty=empty, names=n, names_not_noun_phrase=bad, name_samples=samples,
-        example_copies=len(copies), copy_samples=sorted({c[:80] for c in copies})[:5],
+        example_copies=len(copies), copy_samples=sorted({c[:80] for c in copies})[:5], values=len(stored),
         extra={"passages": len(passages), "fusion": fusion_counts(memory.get("decisions", []), memory.get("vetoed")),
                **({"frame_retry": summary["frame_retry"]} if "frame_retry" in summary else {})})
