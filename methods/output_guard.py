@@ -45,6 +45,19 @@ def copied(values: Iterable[str], text: ChunkText, examples: Iterable[str]) -> l
     return [v for v in values if norm(v) in keys and not text.has_phrase(v)]
 
 
+def quoting(values: Iterable[str], text: ChunkText, examples: Iterable[str]) -> list[str]:
+    """For each value that holds an example name the passage does not contain, that name: the
+    check for free text (descriptions, reports), where `copied` matches whole values."""
+    absent = [e for e in examples if not text.has_phrase(e)]
+    out: list[str] = []
+    for v in values:
+        body = ChunkText(v)
+        hit = next((e for e in absent if body.has_phrase(e)), None)
+        if hit is not None:
+            out.append(hit)
+    return out
+
+
 # -- names that are not names ------------------------------------------------------------------
 # A simple, documented heuristic (no tagger: none ships with the project), used by the methods'
 # index counters for `memeval health`. It flags what cannot be an entity's name and errs towards

@@ -340,6 +340,21 @@ def test_graphrag_counters_from_totals_are_a_lower_bound_and_from_tables_exact(t
     assert c is not None and c.empty == {"entities": [1, 3], "relationships": [2, 3]} and not c.at_least
     assert (c.names, c.names_not_noun_phrase) == (2, 1)
 
+    # the package's invented example names written into a conversation's index (LoCoMo's 0.5B
+    # index: "Gina ... has been held in Tiruzia's Alhamia Prison"); one the text has is no copy
+    pd.DataFrame({"id": ["u1", "u2"], "text": ["Gina: I opened my store.", "Jon: the Unity March was fun."]}).to_parquet(
+        out / "text_units.parquet")
+    pd.DataFrame({"title": ["GINA", "AURELIA"], "text_unit_ids": [["u1"], ["u2"]],
+                  "description": ["Gina was held in Tiruzia's Alhamia Prison.", "A country"]}).to_parquet(
+        out / "entities.parquet")
+    pd.DataFrame({"text_unit_ids": [["u2"]], "description": ["Jon went to the Unity March"]}).to_parquet(
+        out / "relationships.parquet")
+    pd.DataFrame({"full_content": ["# Gina's store\nThe community revolves around the Verdant Oasis Plaza."]}).to_parquet(
+        out / "community_reports.parquet")
+    c = GraphRAGMethod.index_counters(tmp_path)
+    assert c is not None and (c.example_copies, c.values) == (3, 6)
+    assert sorted(c.copy_samples) == ["Aurelia", "Tiruzia", "Verdant Oasis Plaza"]
+
 
 def test_hipporag2_counters_find_the_one_shot_example_copied(tmp_path: Path) -> None:
     from methods.external.hipporag2 import HippoRAG2Method

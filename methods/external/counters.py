@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..base import IndexCounters
-from ..output_guard import ChunkText, copied, name_counts
+from ..output_guard import ChunkText, copied, name_counts, quoting
 
 DONE = "index_done.json"
 # hipporag 2.0.0a4 prompts/templates/ner.py and triple_extraction.py: the one-shot example
@@ -86,10 +86,23 @@ def lightrag_counters(folder: Path) -> IndexCounters | None:
         example_copies=len(copies), copy_samples=sorted(set(copies))[:5])
 
 
+# graphrag 3.3.0 prompts/index/extract_graph.py and community_report.py: the invented names of
+# their examples. A 0.5B index writes them into a conversation's entities and reports.
+GRAPHRAG_EXAMPLES = ("Verdant Oasis Plaza", "Unity March", "Harmony Assembly", "Tribune Spotlight", "Firuzabad",
+                     "Samuel Namara", "Quintara", "Aurelia", "TechGlobal", "Vision Holdings", "Meggie Tazbah",
+                     "Durke Bataglani", "Tiruzia", "Alhamia Prison", "Krohaara", "Bratinas", "Central Institution",
+                     "Verdantis", "Martin Smith")
+
+
 def _parquet(path: Path) -> Any:
     import pandas as pd  # only when the tables are there (a bundle leaves them out)
 
     return pd.read_parquet(path)
+
+
+def _column(table: Any, name: str) -> list[str]:
+    """A table's text column as strings ([] without the table or the column)."""
+    return [] if table is None or name not in table.columns else [str(v) for v in table[name]]
 
 
 def graphrag_counters(folder: Path) -> IndexCounters | None:
@@ -111,10 +124,15 @@ def graphrag_counters(folder: Path) -> IndexCounters | None:
 
         names = [str(t) for t in ent["title"]]
         n, bad, samples = name_counts(names)
+        reports = _parquet(out / "community_reports.parquet") if (out / "community_reports.parquet").exists() else None
+        stored = [v for v in names + _column(ent, "description") + _column(rel, "description")
+                  + _column(reports, "full_content") if v.strip()]
+        copies = quoting(stored, ChunkText(" ".join(_column(units, "text"))), GRAPHRAG_EXAMPLES)
         return IndexCounters(
             units=len(ids), empty={"entities": [sum(1 for i in ids if i not in touched(ent)), len(ids)],
                                    "relationships": [sum(1 for i in ids if i not in touched(rel)), len(ids)]},
-            names=n, names_not_noun_phrase=bad, name_samples=samples, extra=extra)
+            names=n, names_not_noun_phrase=bad, name_samples=samples,
+            example_copies=len(copies), copy_samples=sorted(set(copies))[:5], values=len(stored), extra=extra)
     if not counts.get("text_units"):
         return None
     n_units = int(counts["text_units"])
