@@ -53,6 +53,9 @@ def test_baseline_end_to_end_with_scripted_server(method, scripted, tmp_path, da
     usage = json.loads((run / "usage.json").read_text())
     assert usage["stages"]["index"]["fresh"]["calls"] > 0, "the package's indexing calls are accounted"
     assert "cap audit: uncapped context share" in (run / "results.md").read_text()
+    if method == "graphrag":  # each text unit starts with its chapter's title (unit_titles)
+        sources = [p["context_text"].split("-----Sources-----", 1)[-1] for p in preds]
+        assert all("title: " in s for s in sources), sources[0][:500]
     index = json.loads((run / "index.json").read_text())
     assert Path(index["index_folder"], "epbench20", "index_done.json").exists()
     store = Path(index["index_folder"], "epbench20")
@@ -244,6 +247,22 @@ def test_stop_repeats_joins_the_index_identity_only_when_set_and_names_its_rules
     assert CogneeMethod(services, stop_repeats="json_strings").params()["stop_repeats"] == RULES["json_strings"]
     with pytest.raises(ValueError, match="json_strings"):
         CogneeMethod(services, stop_repeats="loops")
+
+
+def test_graphrag_unit_titles_are_on_for_new_indexes_and_absent_from_saved_ones() -> None:
+    from omegaconf import OmegaConf
+
+    from evaluation.runs.upgrade import GRAPHRAG, index_identity_view, upgrade_config
+    from methods.base import Services
+    from methods.external.graphrag import GraphRAGMethod
+
+    services = Services(llm=None, embedder=None, cap=None, store_root=Path("."))  # type: ignore[arg-type]
+    on, off = GraphRAGMethod(services).params(), GraphRAGMethod(services, unit_titles=False).params()
+    assert on["unit_titles"] is True and index_identity_view(GRAPHRAG, on)["unit_titles"] is True
+    assert "unit_titles" not in index_identity_view(GRAPHRAG, off)  # saved indexes keep their folder names
+    saved = Path(__file__).parent / "fixtures/v1_bundles/locomo-local/runs/locomo/graphrag-87ae735d72/config.yaml"
+    cfg = upgrade_config(OmegaConf.load(saved))  # a run made before the setting chunked the text alone
+    assert cfg.method.unit_titles is False
 
 
 def test_graphiti_bounds_every_reply_by_its_max_tokens() -> None:

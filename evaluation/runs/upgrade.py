@@ -121,6 +121,9 @@ INTRODUCED = (
     # gave every undated unit a synthetic day
     Introduced("method", GRAPHITI, "episode_dates", "synthetic", None),
     Introduced("method", COGNEE, "episode_dates", "synthetic", None),
+    # issue 30: GraphRAG's text units start with their unit's title (a LoCoMo session's date);
+    # saved runs chunked the text alone
+    Introduced("method", GRAPHRAG, "unit_titles", False, None),
 )
 
 # (where, key, value): identity keys that hash as absent at this value (runs were named before
@@ -134,6 +137,7 @@ HASHED_AS_ABSENT = (
     (GSW, "chunk_min_words", None),
     (GSW, "stop_repeats", False),
     (GRAPHRAG, "community_report_max_tokens", None),
+    (GRAPHRAG, "unit_titles", False),
     (GSW, "speaker_frame", False),
     (GSW, "unit_dates", False),
     (GSW, "space_time_join", "since"),

@@ -27,7 +27,8 @@ class GraphRAGMethod(ExternalMethod):
                  text_unit_prop: float = 0.5, community_prop: float = 0.1, top_k_entities: int = 10,
                  top_k_relationships: int = 10, community_level: int = 2, chunk_size: int = 1200,
                  chunk_overlap: int = 100, response_type: str = "Multiple Paragraphs",
-                 concurrent_requests: int = 4, community_report_max_tokens: int | None = 3000, **kw: Any):
+                 concurrent_requests: int = 4, community_report_max_tokens: int | None = 3000,
+                 unit_titles: bool = True, **kw: Any):
         super().__init__(services, name, **kw)
         self._settings = {
             "max_context_tokens": max_context_tokens, "text_unit_prop": text_unit_prop,
@@ -35,7 +36,10 @@ class GraphRAGMethod(ExternalMethod):
             "top_k_relationships": top_k_relationships, "community_level": community_level,
             "chunk_size": chunk_size, "chunk_overlap": chunk_overlap, "response_type": response_type,
             "concurrent_requests": concurrent_requests,
-            "community_report_max_tokens": community_report_max_tokens}  # None: the package asks no limit
+            "community_report_max_tokens": community_report_max_tokens,  # None: the package asks no limit
+            # each text unit starts with its unit's title (GraphRAG's own chunking.prepend_metadata):
+            # a LoCoMo session's date is in its title only, and without it no context dates a session
+            "unit_titles": unit_titles}
 
     @classmethod
     def index_counters(cls, folder: Path) -> IndexCounters | None:

@@ -59,7 +59,9 @@ def build_config(p: dict[str, Any]) -> Any:
         "reporting": {"type": "file", "base_dir": str(root / "logs")},
         "vector_store": {"type": "lancedb", "db_uri": str(root / "output" / "lancedb"),
                          "vector_size": dim},
-        "chunking": {"size": int(s["chunk_size"]), "overlap": int(s["chunk_overlap"])},
+        "chunking": {"size": int(s["chunk_size"]), "overlap": int(s["chunk_overlap"]),
+                     # "title: Session 1 (4:04 pm on 20 January, 2023)." heads each of the unit's chunks
+                     **({"prepend_metadata": ["title"]} if s.get("unit_titles") else {})},
         "local_search": {"max_context_tokens": int(s["max_context_tokens"]),
                          "text_unit_prop": float(s["text_unit_prop"]),
                          "community_prop": float(s["community_prop"]),
