@@ -175,6 +175,37 @@ def test_one_unit_in_nearly_every_context_is_a_hub() -> None:
     assert hub(hubbed, {"book": 8}).value is None
 
 
+def test_contexts_that_name_dated_sessions_but_show_no_date() -> None:
+    def dates(preds: list[dict[str, Any]], known: dict[str, dict[str, str]] | None) -> Any:
+        return {c.name: c for c in context_checks(preds, {}, (), True, {}, TH["context"], known)}["unit_dates"]
+
+    known = {"book": {"1": "2023-01-20", "2": "2023-01-29"}, "hay": {"s1": "2023-05-20"}}
+    shown = [_pred(0, "Session 1 (4:04 pm on 20 January, 2023)\nJon: lost my job", context_chapters=["1"]),
+             _pred(1, "[F2] from: 2 (January 29, 2023) Gina opened her store", context_chapters=["2", "1"]),
+             {**_pred(2, "### Session s1 (2023/05/20 (Sat) 02:21)\nuser: hi", context_chapters=["s1"]),
+              "corpus_id": "hay"}]
+    assert dates(shown, known).status == "ok" and dates(shown, known).value == 0.0
+    # the turns without their session's header; a date that is another session's; an undated corpus
+    dropped = [_pred(i, "Jon: lost my job yesterday. Gina: the 29 January 2023 sale", context_chapters=["1"])
+               for i in range(4)]
+    check = dates(shown + dropped, known)
+    assert check.status == "fail" and check.value == round(4 / 7, 4) and "4 of 7" in check.message
+    assert dates([_pred(0, "x", context_chapters=["7"])], known).value is None  # unit without a date
+    assert dates(shown, None).value is None  # no benchmark data here: not measured, never "ok" by default
+
+
+@pytest.mark.parametrize(("method", "status"), [("graphrag", "fail"), ("gsw", "fail"), ("embedding_rag", "ok"),
+                                                ("seem", "ok"), ("vanilla", "ok")])
+def test_v1_locomo_contexts_without_session_dates(method: str, status: str, data_dir: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # v1's LoCoMo runs: GraphRAG's text units had no session title, GSW's entity summaries (before
+    # issue 26's unit dates) no date, in every context; the others show the sessions' headers
+    monkeypatch.setenv("MEMEVAL_DATA", str(data_dir))
+    check = _by_name(run_health(v1_run("locomo-local", method), TH))["unit_dates"]
+    assert check.status == status, check.message
+    assert check.value == (1.0 if status == "fail" else 0.0)
+
+
 @pytest.mark.parametrize(("method", "status"), [("hipporag2", "fail"), ("graphrag", "fail"), ("lightrag", "fail"),
                                                 ("embedding_rag", "ok"), ("gsw", "ok"), ("vanilla", "ok")])
 def test_v1_locomo_graph_packages_served_the_same_sessions_to_every_question(method: str, status: str) -> None:

@@ -12,6 +12,7 @@
 - beyond_cap: contexts that quote units the method did not report, so the shared cap did not
   bound them (the harness's cap audit, recorded per prediction);
 - hub_unit: one unit in nearly every context of a corpus (spread.py);
+- unit_dates: contexts that name dated units (sessions) and show none of their dates (dates.py);
 - fallback: contexts the method's own memory did not produce, where its package fell back to
   another retriever (a method that can fall back records `fallback` in each prediction's
   retrieval: HippoRAG 2's dense passage retrieval when its recognition memory keeps no fact).
@@ -25,6 +26,7 @@ from typing import Any
 from ..answer_text import find_dates, normalize, parse_date
 from ..runs.cap_audit import summarize as summarize_audit
 from ..runs.health_file import Check
+from .dates import unit_dates_check
 from .grading import check, not_measured, pct, share
 from .spread import hub_unit_check
 
@@ -78,7 +80,8 @@ def gold_string_share(predictions: list[dict[str, Any]], markers: tuple[str, ...
 
 
 def context_checks(predictions: list[dict[str, Any]], metrics: dict[str, Any], markers: tuple[str, ...],
-                   gold_in_text: bool, corpus_units: dict[str, int], th: dict[str, Any]) -> list[Check]:
+                   gold_in_text: bool, corpus_units: dict[str, int], th: dict[str, Any],
+                   unit_dates: dict[str, dict[str, str]] | None = None) -> list[Check]:
     n = len(predictions)
     contexts = [str(p.get("context_text") or "") for p in predictions]
     empty = sum(is_empty(c, markers) for c in contexts)
@@ -117,6 +120,7 @@ def context_checks(predictions: list[dict[str, Any]], metrics: dict[str, Any], m
         ratio = round(strings / float(recall), 4)
         out.append(check("gold_strings", SCOPE, ratio, th["gold_strings"],
                          f"{what}, {ratio:.2f} of what its gold-unit recall {recall:.2f} claims", low_is_bad=True))
+    out.append(unit_dates_check(predictions, unit_dates, th["unit_dates"]))
     out.append(beyond_cap_check(predictions, th["beyond_cap"]))
     out.append(fallback_check(predictions, th["fallback"]))
     return out

@@ -13,9 +13,10 @@ from ..protocol import Protocol
 from ..runs.folder import RunFolder
 from ..runs.health_file import Health
 from ..runs.scoring import read_metrics
-from ..runs.upgrade import read_config
+from ..runs.upgrade import read_config, saved_dataset
 from .answer import answer_checks
 from .context import context_checks
+from .dates import day_key
 from .index import index_checks
 from .judge import judge_checks
 
@@ -39,6 +40,20 @@ def corpus_units(run: Path) -> dict[str, int]:
     return {str(c["corpus_id"]): int(c.get("units") or 0) for c in json.loads(path.read_text()).get("corpora", [])}
 
 
+def unit_dates(run: Path) -> dict[str, dict[str, str]] | None:
+    """Corpus id -> unit id -> the unit's day, from the benchmark data the run read (None when
+    that data is not on this machine); units without a timestamp are left out."""
+    dataset = saved_dataset(run)
+    if dataset is None:
+        return None
+    out: dict[str, dict[str, str]] = {}
+    for cid, corpus in dataset.corpora.items():
+        days = {str(u.id): d for u in corpus.units if (d := day_key(u.timestamp)) is not None}
+        if days:
+            out[str(cid)] = days
+    return out
+
+
 def check_run(run: Path, thresholds: dict[str, Any], index: dict[str, Any] | None = None,
               markers: tuple[str, ...] = ()) -> Health:
     """Every check on a scored run folder. `index` and `markers` come from the method (the layer
@@ -53,7 +68,7 @@ def check_run(run: Path, thresholds: dict[str, Any], index: dict[str, Any] | Non
     proto = protocol_class(run)
     checks = [*index_checks(index, thresholds["index"]),
               *context_checks(predictions, metrics, markers, proto.gold_strings_in_text, corpus_units(run),
-                              thresholds["context"]),
+                              thresholds["context"], unit_dates(run)),
               *answer_checks(predictions, prompt_examples(run), thresholds["answer"]),
               *judge_checks(run, metrics, judgments, proto.judge_called, thresholds["judge"],
                            proto.current_grounding)]

@@ -312,20 +312,30 @@ def recorded_facts(run: Path, meta: dict[str, Any], run_ids: set[str],
         return {"population": meta.get("population"), "gold_audit": meta.get("gold_audit")}
     from datasets.facts import dataset_facts
 
+    dataset = saved_dataset(run, data_dir)
+    if dataset is None:  # no benchmark data here (a bundle read elsewhere), or no loader saved:
+        return {"population": None, "gold_audit": None}  # the blocks then say the facts are unknown
+    cfg = read_config(run)
+    subset = cfg.get("subset") or {}
+    filtered = bool(subset.get("name")) or subset.get("within_units") is not None
+    return dataset_facts(dataset, None if filtered else dataset.questions, run_ids)
+
+
+def saved_dataset(run: Path, data_dir: Path | None = None) -> Any:
+    """The benchmark data the run's saved loader reads (at `data_dir` when given, else the saved
+    path if it exists, else $MEMEVAL_DATA); None when the config names no loader or the data is
+    not on this machine."""
     cfg = read_config(run)
     loader = OmegaConf.to_container(cfg.dataset.loader, resolve=True) if "loader" in cfg.get("dataset", {}) else None
-    if not isinstance(loader, dict):  # a config that names no loader: nothing to read the facts from
-        return {"population": None, "gold_audit": None}
+    if not isinstance(loader, dict):
+        return None
     saved = loader.get("data_dir")
     if data_dir is not None or (saved is not None and not Path(str(saved)).exists()):
         loader["data_dir"] = str(data_dir or os.environ.get("MEMEVAL_DATA") or saved)
     try:
-        dataset = _load_dataset(json.dumps(loader, sort_keys=True))
-    except (ConfigError, FileNotFoundError):  # no benchmark data here (a bundle read elsewhere):
-        return {"population": None, "gold_audit": None}  # the blocks then say the facts are unknown
-    subset = cfg.get("subset") or {}
-    filtered = bool(subset.get("name")) or subset.get("within_units") is not None
-    return dataset_facts(dataset, None if filtered else dataset.questions, run_ids)
+        return _load_dataset(json.dumps(loader, sort_keys=True))
+    except (ConfigError, FileNotFoundError):
+        return None
 
 
 @functools.lru_cache(maxsize=8)
