@@ -50,7 +50,11 @@ METHODS = [
     ("cognee", "cognee", INDEX_1_5B + ["method.max_tokens=2048", "method.stop_repeats=json_runs"]),
 ]
 # (bundle, label) -> overrides replacing a row's: a run begun before the row changed keeps its own
-KEPT = {("epbench20-local", "cognee"): INDEX_1_5B + ["method.max_tokens=2048", "method.stop_repeats=json_strings"]}
+# GraphRAG's text units carry their unit's title since 2026-12-06 (`unit_titles`): EpBench's run predates
+# it, and LoCoMo's 0.5B index with titles failed (its one community, the prompt's own example,
+# never got a valid report), so LoCoMo keeps the index of the session text alone (results/locomo-local/NOTES.md)
+KEPT = {("epbench20-local", "cognee"): INDEX_1_5B + ["method.max_tokens=2048", "method.stop_repeats=json_strings"],
+        **{(b, "graphrag"): INDEX_0_5B + ["method.unit_titles=false"] for b in ("epbench20-local", "locomo-local")}}
 # (bundle, method) -> a method setting for that dataset, added to the row's overrides: GSW chunks a
 # conversation into 3 turns (about 24 words a sentence-chunk on LoCoMo, against EpBench's 50), so
 # conversations take chunk_min_words=50 as v1's LoCoMo GSW did (conf/method/gsw.yaml): 653 Operator-
