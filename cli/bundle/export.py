@@ -28,6 +28,7 @@ from evaluation.bundle.manifest import (
     secret_leaks,
     sha256_file,
 )
+from evaluation.runs import index_usage
 from evaluation.runs.folder import PACKED, artifact
 from harness.versions import git, package_versions
 from model_access.cache import ResponseCache
@@ -166,6 +167,7 @@ def _copy_run(res: Rerun, rel: str, stage: Path, skipped: list[dict[str, Any]]) 
         index_rel = f"indexes/{res.index_dir.name}"
         if not (stage / index_rel).exists():
             _copy_index(res.index_dir, stage / index_rel, index_rel, skipped)
+            _keep_build_record(res.run, stage / index_rel)
         if not (stage / index_rel).exists():  # nothing readable (e.g. Embedding RAG keeps no files)
             index_rel = None
     keys = stage / "keys" / f"{rel.removeprefix('runs/')}.txt"
@@ -186,6 +188,16 @@ def _copy_file(f: Path, target: Path) -> None:
         (target / (f.name + PACKED)).write_bytes(lzma.compress(f.read_bytes(), preset=6))
     else:  # a bundled run's packed file is copied as it is
         shutil.copy2(f, target / f.name)
+
+
+def _keep_build_record(run: Path, dst: Path) -> None:
+    """The index's usage record as the run's own index folder kept it (its build, and the
+    sessions that reused it), not the export's replay alone: a package's cached replay can make a
+    few more or fewer calls (LightRAG's embedding batches, a Graphiti retry), and the bundle's
+    build figures then moved between exports (56 and 59 calls for one LightRAG index)."""
+    source = index_usage.index_folder(run)
+    if dst.is_dir() and source is not None and (source / index_usage.RECORD).is_file():
+        shutil.copy2(source / index_usage.RECORD, dst / index_usage.RECORD)
 
 
 def _copy_index(src: Path, dst: Path, rel: str, skipped: list[dict[str, Any]]) -> None:
