@@ -59,13 +59,14 @@ def index_view(run: Path, cls: type[MemoryMethod]) -> dict[str, Any]:
     return view
 
 
-def run_health(run: Path, thresholds: dict[str, Any]) -> Health:
+def run_health(run: Path, thresholds: dict[str, Any], dataset: Any = None) -> Health:
+    """`dataset`: the run's benchmark data where the caller already holds it (else it is read)."""
     cls = method_class(run)
-    return check_run(run, thresholds, index_view(run, cls), tuple(cls.no_context_markers))
+    return check_run(run, thresholds, index_view(run, cls), tuple(cls.no_context_markers), dataset)
 
 
-def write_health(run: Path, thresholds: dict[str, Any]) -> Health:
+def write_health(run: Path, thresholds: dict[str, Any], dataset: Any = None) -> Health:
     """Check the run and write RUN_DIR/health.json (its own artifact; metrics.json is untouched)."""
-    health = run_health(run, thresholds)
+    health = run_health(run, thresholds, dataset)
     RunFolder(run).write_json("health.json", health.to_dict())
     return health

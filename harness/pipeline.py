@@ -166,7 +166,7 @@ def _run(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) 
     if "score" in stages:
         metrics = score_run(run_dir, c.protocol)
         print((run_dir / "results.md").read_text())
-        _health(cfg, run_dir.root)
+        _health(cfg, run_dir.root, c.dataset)
         log_to_wandb(run_dir, cfg.tracking.mode, cfg.tracking.project,
                      OmegaConf.to_container(cfg, resolve=True), metrics, c.ledger.summary(),
                      name=run_dir.root.name, entity=cfg.tracking.entity, tags=list(cfg.tracking.tags),
@@ -176,7 +176,7 @@ def _run(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) 
     return run_dir.root
 
 
-def _health(cfg: DictConfig, run: Path) -> None:
+def _health(cfg: DictConfig, run: Path, dataset: Any) -> None:
     """health.json beside metrics.json (its own artifact: metrics.json is never touched). A
     config saved before the `health` group (a bundle's replay of an older run) has no
     thresholds: the run is then checked by `memeval health RUN_DIR` alone."""
@@ -184,7 +184,7 @@ def _health(cfg: DictConfig, run: Path) -> None:
     if thresholds is None:
         print("health: no thresholds in this config; check the run with `memeval health RUN_DIR`")
         return
-    health = write_health(run, OmegaConf.to_container(thresholds, resolve=True))
+    health = write_health(run, OmegaConf.to_container(thresholds, resolve=True), dataset)  # not read again
     print(f"health: {health.mark()} (health.json; `memeval health {run}` prints every check)")
 
 

@@ -40,10 +40,9 @@ def corpus_units(run: Path) -> dict[str, int]:
     return {str(c["corpus_id"]): int(c.get("units") or 0) for c in json.loads(path.read_text()).get("corpora", [])}
 
 
-def unit_dates(run: Path) -> dict[str, dict[str, str]] | None:
-    """Corpus id -> unit id -> the unit's day, from the benchmark data the run read (None when
-    that data is not on this machine); units without a timestamp are left out."""
-    dataset = saved_dataset(run)
+def unit_dates(dataset: Any) -> dict[str, dict[str, str]] | None:
+    """Corpus id -> unit id -> the unit's day, from the run's benchmark data (None when that data
+    is not on this machine); units without a timestamp are left out."""
     if dataset is None:
         return None
     out: dict[str, dict[str, str]] = {}
@@ -55,10 +54,12 @@ def unit_dates(run: Path) -> dict[str, dict[str, str]] | None:
 
 
 def check_run(run: Path, thresholds: dict[str, Any], index: dict[str, Any] | None = None,
-              markers: tuple[str, ...] = ()) -> Health:
+              markers: tuple[str, ...] = (), dataset: Any = None) -> Health:
     """Every check on a scored run folder. `index` and `markers` come from the method (the layer
-    above reads them: harness/health.py); thresholds as load_thresholds gives them. A run that
-    only indexed (`stages=[index]`: no metrics.json, an index health probe) gets the index checks."""
+    above reads them: harness/health.py); thresholds as load_thresholds gives them. `dataset`: the
+    run's benchmark data where the caller holds it (the score stage), else read from the saved
+    loader. A run that only indexed (`stages=[index]`: no metrics.json, an index health probe)
+    gets the index checks."""
     folder = RunFolder(run)
     if not (run / "metrics.json").exists():
         return Health(list(index_checks(index, thresholds["index"])))
@@ -68,7 +69,7 @@ def check_run(run: Path, thresholds: dict[str, Any], index: dict[str, Any] | Non
     proto = protocol_class(run)
     checks = [*index_checks(index, thresholds["index"]),
               *context_checks(predictions, metrics, markers, proto.gold_strings_in_text, corpus_units(run),
-                              thresholds["context"], unit_dates(run)),
+                              thresholds["context"], unit_dates(dataset if dataset is not None else saved_dataset(run))),
               *answer_checks(predictions, prompt_examples(run), thresholds["answer"]),
               *judge_checks(run, metrics, judgments, proto.judge_called, thresholds["judge"],
                            proto.current_grounding)]

@@ -77,8 +77,9 @@ def seem_counters(folder: Path) -> IndexCounters | None:
         with_facts = {str(f.get("passage")) for f in graph.get("facts", [])}
         empty["facts"] = [sum(1 for p in passages if p not in with_facts), len(passages)]
         names += list(graph.get("names", []))
-        fact_values = [str(f.get(k, "")) for f in graph.get("facts", []) for k in ("subject", "predicate", "object")]
-        stored += [v for v in fact_values if v]
+        fact_values = [v for f in graph.get("facts", []) for k in ("subject", "predicate", "object")
+                       if (v := str(f.get(k, "")))]
+        stored += fact_values
         copies += _copies(fact_values)
     n, bad, samples = name_counts(names)
     return IndexCounters(
