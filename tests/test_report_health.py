@@ -101,6 +101,21 @@ def test_compare_shows_health_and_withholds_the_star(pair, tmp_path, capsys) -> 
     assert paired.strip("|").split("|")[7].strip() == "*"
 
 
+
+def test_a_health_cell_names_every_check_at_its_status(pair, capsys) -> None:
+    """A run failing five checks must not read as failing one: the cell names the others (and not
+    the warnings, which a fail outranks)."""
+    base, better = pair
+    second = Check("unit_dates", "context", "fail", 1.0, 0.5, "105 of 105 contexts show no date")
+    _health(better, FAIL, WARN, second)
+    assert compare_main([str(base), str(better), "--reference", str(base)]) == 0
+    row = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("| oracle"))
+    assert f"fail: {FAIL.message} (and 1 more: unit_dates)" in row
+    assert "looping_answers" not in row
+    warned = Health([WARN, Check("refusals", "answer", "warn", 0.3, 0.25, "12 of 40 declined")])
+    assert warned.mark() == f"warn: {WARN.message} (and 1 more: refusals)"
+
+
 def test_a_cost_figure_with_nothing_to_show_is_not_drawn(root, tmp_path) -> None:
     runs = []
     for m in ("vanilla", "embedding_rag"):

@@ -55,9 +55,13 @@ class Health:
         return "fail" if self.failed else "warn" if self.warnings else "ok"
 
     def mark(self) -> str:
-        """What a table's health column shows: the status and the first failing (or warning) message."""
-        first = (self.failed or self.warnings or [None])[0]
-        return self.status if first is None else f"{self.status}: {first.message}"
+        """What a table's health column shows: the status, the first failing (or warning) message,
+        and the names of the other checks at that status (a reader of one cell sees every fail)."""
+        worst = self.failed or self.warnings
+        if not worst:
+            return self.status
+        more = f" (and {len(worst) - 1} more: {', '.join(c.name for c in worst[1:])})" if len(worst) > 1 else ""
+        return f"{self.status}: {worst[0].message}{more}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"format": HEALTH_FORMAT, "checks": [asdict(c) for c in self.checks]}
