@@ -3,7 +3,8 @@
 A run records these in meta.json when it is made (harness/pipeline.py), so scoring stays a
 function of the run folder: the population a question subset was drawn from (its stratum
 counts, for an overall weighted by each stratum's share) and which of the run's questions a
-published audit of the gold flags. Runs made before they were recorded get them from the data
+published audit of the gold flags, and for how many questions the cap holds the whole corpus
+(LongMemEval's oracle haystacks: no retrieval is tested there). Runs made before they were recorded get them from the data
 through the upgrade module (evaluation/runs/upgrade.py), computed by this same function.
 """
 
@@ -13,7 +14,9 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from .types import Dataset, Question
+from model_access.tokenizer import count_tokens
+
+from .types import ContextCap, Dataset, Question
 
 
 def population(questions: Iterable[Question], key: str) -> dict[str, Any]:
@@ -33,3 +36,21 @@ def dataset_facts(dataset: Dataset, pool: list[Question] | None, run_ids: Iterab
             "source": audit.source, "rule": audit.rule, "available": audit.available,
             "flagged": {k: v for k, v in sorted(audit.flagged.items()) if k in ids}},
     }
+
+
+def cap_holds_corpus(dataset: Dataset, cap: ContextCap, questions: Iterable[Question]) -> dict[str, int]:
+    """meta.json's `cap_holds_corpus`: of the run's questions, how many ask about a corpus that fits
+    inside the cap whole (units and tokens of its text). There a method may hand the model
+    everything, so those questions measure what it keeps and how the model answers, not retrieval."""
+    fits: dict[str, bool] = {}
+    held = n = 0
+    for q in questions:
+        n += 1
+        if q.corpus_id not in fits:
+            units = dataset.corpora[q.corpus_id].units
+            ok = cap.max_units is None or len(units) <= cap.max_units
+            if ok and cap.max_tokens is not None:  # counted only where the units fit (LongMemEval S: never)
+                ok = sum(count_tokens(u.text) for u in units) <= cap.max_tokens
+            fits[q.corpus_id] = ok
+        held += fits[q.corpus_id]
+    return {"questions": held, "of": n}

@@ -151,6 +151,18 @@ def index_model_line(meta: dict[str, Any]) -> str | None:
     return f"indexing model: **{index}** (the method's index-time calls; the answering model answers)"
 
 
+def cap_holds_corpus_text(meta: dict[str, Any]) -> str | None:
+    """The warning a table carries when the cap holds some questions' whole corpus (meta.json
+    `cap_holds_corpus`; None when no question's does, or the run did not record it)."""
+    held = meta.get("cap_holds_corpus") or {}
+    k, n = int(held.get("questions", 0)), int(held.get("of", 0))
+    if not k:
+        return None
+    which = f"all {n} questions" if k == n else f"{k} of {n} questions"
+    return (f"retrieval not tested for {which}: the context cap holds their whole corpus (every unit), so a "
+            "method may hand the model everything; they measure what a method keeps and how the model answers")
+
+
 def provenance_header(meta: dict[str, Any], policy: str) -> str:
     """The lines every results table starts with, so a number never travels without its setup."""
     answer = meta.get("answer_model", "?")
@@ -164,6 +176,8 @@ def provenance_header(meta: dict[str, Any], policy: str) -> str:
     if meta.get("answer_with", "shared") != "shared":
         lines.append(f"- answers: the method's own prompt (answer_with={meta['answer_with']}), not the shared "
                      "answer prompt; the answering model is still the one named above")
+    if cap_holds_corpus_text(meta):
+        lines.append(f"- {cap_holds_corpus_text(meta)}")
     if meta.get("cap_audit_text"):
         lines.append(f"- {meta['cap_audit_text']}")
     if "gpt-4o" not in str(answer).lower():

@@ -12,7 +12,7 @@ from typing import Any
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from datasets.facts import dataset_facts
+from datasets.facts import cap_holds_corpus, dataset_facts
 from evaluation.runs.folder import RunFolder
 from evaluation.runs.locking import FolderLock
 from evaluation.runs.scoring import score_run
@@ -101,6 +101,7 @@ def _meta(cfg: DictConfig, c: Components) -> dict[str, Any]:
         "git_commit": git("rev-parse", "HEAD"), "versions": package_versions(), "strata_key": c.dataset.strata_key,
         "group_keys": c.dataset.group_keys or [c.dataset.strata_key],
         **dataset_facts(c.dataset, c.pool, (q.id for q in c.questions)),  # population, gold_audit
+        "cap_holds_corpus": cap_holds_corpus(c.dataset, c.cap, c.questions),
     }
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cli, scripted_overrides
 
-from evaluation import rescore
+from evaluation import compare, rescore
 
 ARTIFACTS = ("config.yaml", "meta.json", "index.json", "predictions.jsonl", "judgments.jsonl",
              "metrics.json", "usage.json", "results.md")
@@ -76,11 +76,12 @@ def test_locomo_run(scripted, tmp_path, data_dir, method, n) -> None:
     table = (run / "results.md").read_text()
     assert "Category mapping: 1 = multi-hop" in table and "scripted-judge" in table
     assert "context cap: 5 units" in table
+    assert meta["cap_holds_corpus"] == {"questions": 0, "of": n} and "retrieval not tested" not in table
     if method == "embedding_rag":
         _rescore_reproduces(run)
 
 
-def test_longmemeval_oracle_run(scripted, tmp_path, data_dir) -> None:
+def test_longmemeval_oracle_run(scripted, tmp_path, data_dir, capsys) -> None:
     run = _run(scripted, tmp_path, data_dir, "embedding_rag", "longmemeval_oracle", 12)
     preds = _lines(run / "predictions.jsonl")
     assert len(preds) == 12 and len({p["question_type"] for p in preds}) == 6
@@ -94,6 +95,11 @@ def test_longmemeval_oracle_run(scripted, tmp_path, data_dir) -> None:
     metrics = json.loads((run / "metrics.json").read_text())
     assert metrics["overall"]["n"] + metrics["n_judge_failed"] == 12 and len(metrics["types"]) == 6
     assert "context cap: 6 units and 22135 tokens" in (run / "results.md").read_text()
+    # an oracle haystack is its evidence sessions alone: the cap holds each whole, and every table says so
+    assert json.loads((run / "meta.json").read_text())["cap_holds_corpus"] == {"questions": 12, "of": 12}
+    assert "retrieval not tested for all 12 questions" in (run / "results.md").read_text()
+    assert compare.main([str(run)]) == 0
+    assert "retrieval not tested for all 12 questions" in capsys.readouterr().out
     _rescore_reproduces(run)
 
 

@@ -1,6 +1,6 @@
 """The provenance lines a report table adds for settings that may differ per method: the
 experiment (and its deviations from the reference it reproduces), the indexing model, and
-EpBench's precision/recall convention.
+EpBench's precision/recall convention, and the questions whose whole corpus fits the cap.
 
 Each line appears only when some run records its setting (runs made before a setting was
 recorded show none, so a report of older runs reads as it did). A setting every run of a
@@ -12,6 +12,8 @@ so it is listed, never flagged.
 from __future__ import annotations
 
 from typing import Any
+
+from ..protocol import cap_holds_corpus_text
 
 DIFFERS = "**DIFFERS: these numbers do not compare**"
 
@@ -59,5 +61,11 @@ def pr_convention_line(runs: list[Any]) -> list[str]:
     return [line]
 
 
+def cap_line(runs: list[Any]) -> list[str]:
+    """Retrieval not tested where the cap holds the whole corpus (the runs share data, subset and
+    cap, or another line says they differ: each distinct text once)."""
+    return list(dict.fromkeys(t for r in runs if (t := cap_holds_corpus_text(r.meta))))
+
+
 def setup_lines(runs: list[Any]) -> list[str]:
-    return [*experiment_lines(runs), *index_model_line(runs), *pr_convention_line(runs)]
+    return [*experiment_lines(runs), *index_model_line(runs), *pr_convention_line(runs), *cap_line(runs)]
