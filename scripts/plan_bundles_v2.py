@@ -40,7 +40,9 @@ METHODS = [
     ("hipporag2 (1.5B index)", "hipporag2", INDEX_1_5B + ["method.max_new_tokens=1024"]),
     ("lightrag", "lightrag", INDEX_0_5B), ("lightrag (1.5B index)", "lightrag", INDEX_1_5B),
     ("graphrag", "graphrag", INDEX_0_5B), ("graphrag (1.5B index)", "graphrag", INDEX_1_5B),
-    ("mem0", "mem0", INDEX_1_5B + ["method.max_tokens=1024"]),
+    # mem0's memory-update replies loop at 1.5B on LoCoMo (the same memory again and again, ids
+    # counting, to the 1,024-token ceiling): json_runs ends such a run of 4 (docs/BUNDLES_V2.md)
+    ("mem0", "mem0", INDEX_1_5B + ["method.max_tokens=1024", "method.stop_repeats=json_runs"]),
     # Graphiti's nested episode_indices lists count on at 1.5B (3 of EpBench's first 15 chapters lost):
     # json_counts ends them (docs/BUNDLES_V2.md)
     ("graphiti", "graphiti", INDEX_1_5B + ["method.max_tokens=2048", "method.stop_repeats=json_counts"]),
@@ -54,6 +56,7 @@ METHODS = [
 # it, and LoCoMo's 0.5B index with titles failed (its one community, the prompt's own example,
 # never got a valid report), so LoCoMo keeps the index of the session text alone (results/locomo-local/NOTES.md)
 KEPT = {("epbench20-local", "cognee"): INDEX_1_5B + ["method.max_tokens=2048", "method.stop_repeats=json_strings"],
+        ("epbench20-local", "mem0"): INDEX_1_5B + ["method.max_tokens=1024"],  # built before mem0 took json_runs
         **{(b, "graphrag"): INDEX_0_5B + ["method.unit_titles=false"] for b in ("epbench20-local", "locomo-local")}}
 # (bundle, method) -> a method setting for that dataset, added to the row's overrides: GSW chunks a
 # conversation into 3 turns (about 24 words a sentence-chunk on LoCoMo, against EpBench's 50), so
