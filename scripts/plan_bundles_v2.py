@@ -40,9 +40,10 @@ METHODS = [
     ("hipporag2 (1.5B index)", "hipporag2", INDEX_1_5B + ["method.max_new_tokens=1024"]),
     ("lightrag", "lightrag", INDEX_0_5B), ("lightrag (1.5B index)", "lightrag", INDEX_1_5B),
     ("graphrag", "graphrag", INDEX_0_5B), ("graphrag (1.5B index)", "graphrag", INDEX_1_5B),
-    # mem0's memory-update replies loop at 1.5B on LoCoMo (the same memory again and again, ids
-    # counting, to the 1,024-token ceiling): json_runs ends such a run of 4 (docs/BUNDLES_V2.md)
-    ("mem0", "mem0", INDEX_1_5B + ["method.max_tokens=1024", "method.stop_repeats=json_runs"]),
+    # mem0's memory replies loop at 1.5B on LoCoMo (memories again and again, in runs or in cycles,
+    # ids counting, to the 1,024-token ceiling): json_items ends a reply at its first repeated
+    # memory, JSON closed; json_runs missed the cycles, whose cut-off replies were lost (docs/BUNDLES_V2.md)
+    ("mem0", "mem0", INDEX_1_5B + ["method.max_tokens=1024", "method.stop_repeats=json_items"]),
     # Graphiti's nested episode_indices lists count on at 1.5B (3 of EpBench's first 15 chapters lost):
     # json_counts ends them (docs/BUNDLES_V2.md)
     ("graphiti", "graphiti", INDEX_1_5B + ["method.max_tokens=2048", "method.stop_repeats=json_counts"]),
