@@ -59,3 +59,21 @@ def test_a_looping_string_is_still_cut_and_the_rule_has_its_own_key() -> None:
 def test_streamed_cut_equals_whole_reply_cut() -> None:
     reply = json.dumps({"nodes": HEAD + _counting(12)}, indent=2)
     assert set(streamed_cuts("json_runs", reply)) == {cut_whole("json_runs", reply)} != {reply}
+
+
+def _memory(i: int, text: str) -> dict:
+    return {"id": str(i), "text": text, "attributed_to": "user"}
+
+
+def test_a_memory_list_that_cycles_is_cut_by_json_items_not_by_json_runs() -> None:
+    """mem0's 1.5B memory replies (LoCoMo, 2026-12-06) loop in cycles as well as runs, ids counting
+    up, to the reply ceiling. json_runs sees no run of 4 in a cycle and leaves the reply cut off,
+    invalid (mem0 then stores nothing of it); json_items ends it at the first repeated memory,
+    valid, every memory before it kept. The texts are invented."""
+    cycle = ["Ada opened a pottery studio", "Ada lost her job at the mill", "Ada plans a kiln sale",
+             "Ada sells bowls online"]
+    items = [_memory(i, cycle[i % 4]) for i in range(40)]
+    reply = json.dumps({"memory": items}, indent=2)[:-300]  # the ceiling cut it mid-item
+    assert cut_by("json_runs", reply) is None
+    out = json.loads(cut_whole("json_items", reply))
+    assert out == {"memory": items[:4]}
