@@ -75,6 +75,26 @@ def _cap(cfg: DictConfig, dataset: Dataset) -> ContextCap:
     return ContextCap(max_units=units, max_tokens=tokens, source=source)
 
 
+PROMPT_ALLOWANCE = 1000  # tokens of answer prompt and question beside the context (o200k estimate)
+
+
+def _check_window(cap: ContextCap, llm: ChatModel, name: str) -> None:
+    """A cap whose contexts the answering model cannot take fails before any paid call: on the
+    local 1.5B's 16k slots LongMemEval's 22k cap cut Vanilla's haystacks and stopped Embedding RAG
+    on an 18k request mid-run (docs/BUNDLES_V2.md)."""
+    window = llm.context_window
+    if cap.max_tokens is None or not window:
+        return
+    need = cap.max_tokens + int(llm.max_tokens or 0) + PROMPT_ALLOWANCE
+    if need > window:
+        raise ConfigError(
+            f"the context cap allows {cap.max_tokens} tokens of context; with the reply ({llm.max_tokens}) and "
+            f"the prompt (about {PROMPT_ALLOWANCE}) that is {need} tokens, more than the answering model's window "
+            f"({name}: llm.context_window={window}), so long contexts would be cut or refused. Serve a larger "
+            f"window (the local server: llm.context_window=32768 llm.max_concurrency=2, the same server context "
+            f"in two slots) or lower the cap (context_cap.tokens=N).")
+
+
 def _batch_queue(cfg: DictConfig) -> Any:
     """The run's Batch API queue (model_access.batch) when `batch.stages` names any, else None."""
     if not cfg.batch.stages:
@@ -203,6 +223,8 @@ def build(cfg: DictConfig, check: bool = True, dry: Any = None) -> Components:
     # answering model's client indexes, with one concurrency bound for both as before
     index_llm: ChatModel | None = (instantiate(cfg.llm_index, _partial_=True)(**make, settings=chat_settings)
                                    if own_index_model(cfg) else None)
+    cap = _cap(cfg, dataset)
+    _check_window(cap, llm, str(cfg.llm.model))
     judge: ChatModel = instantiate(cfg.judge, _partial_=True)(**make, settings=chat_settings)
     embedder: Embedder = instantiate(cfg.embedder, _partial_=True)(**make, settings=CallSettings(budget, dry))
     for component in (llm, *([index_llm] if index_llm is not None else []), judge, embedder):
@@ -212,7 +234,7 @@ def build(cfg: DictConfig, check: bool = True, dry: Any = None) -> Components:
     run_name = cfg.run_name or f"{cfg.method.name}-{config_hash(ident)}"
     run_dir = Path(cfg.output_root) / dataset.name / run_name
     subset_label = _subset_label(cfg, dataset, questions, pool, filters)
-    return Components(dataset, questions, protocol, _cap(cfg, dataset), llm, judge, embedder, ledger,
+    return Components(dataset, questions, protocol, cap, llm, judge, embedder, ledger,
                       cache, upgraded.method, run_dir, Path(cfg.index_root), subset_label, pool=pool,
                       index_llm=index_llm,
                       index_units=None if cfg.subset.get("index_units") is None else int(cfg.subset.index_units))

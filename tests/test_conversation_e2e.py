@@ -106,3 +106,15 @@ def test_longmemeval_oracle_run(scripted, tmp_path, data_dir, capsys) -> None:
 def test_longmemeval_oracle_vanilla(scripted, tmp_path, data_dir) -> None:
     run = _run(scripted, tmp_path, data_dir, "vanilla", "longmemeval_oracle", 6)
     assert json.loads((run / "metrics.json").read_text())["overall"]["evidence_recall"] == 1.0
+
+
+def test_a_cap_the_answering_window_cannot_take_fails_before_any_call(scripted, tmp_path, data_dir) -> None:
+    """LongMemEval's derived cap (22,135 tokens) on a 16k window: refused with both fixes named,
+    before the scripted server sees a request; on the scripted default's 32k window it runs (above)."""
+    args = ["method=embedding_rag", "dataset=longmemeval_oracle", "subset.n=2",
+            *scripted_overrides(scripted, tmp_path, data_dir), "llm.context_window=16384"]
+    done = run_cli(args, timeout=120)
+    assert done.returncode != 0
+    err = done.stderr + done.stdout
+    assert "llm.context_window=16384" in err and "context_cap.tokens=N" in err, err[-2000:]
+    assert scripted.count() == 0
