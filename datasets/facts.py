@@ -3,9 +3,10 @@
 A run records these in meta.json when it is made (harness/pipeline.py), so scoring stays a
 function of the run folder: the population a question subset was drawn from (its stratum
 counts, for an overall weighted by each stratum's share) and which of the run's questions a
-published audit of the gold flags, and for how many questions the cap holds the whole corpus
-(LongMemEval's oracle haystacks: no retrieval is tested there). Runs made before they were recorded get them from the data
+published audit of the gold flags. Runs made before they were recorded get them from the data
 through the upgrade module (evaluation/runs/upgrade.py), computed by this same function.
+`cap_holds_corpus` (for how many questions the cap holds the whole corpus) is not back-filled:
+a run without it shows no line, as before.
 """
 
 from __future__ import annotations
@@ -40,8 +41,9 @@ def dataset_facts(dataset: Dataset, pool: list[Question] | None, run_ids: Iterab
 
 def cap_holds_corpus(dataset: Dataset, cap: ContextCap, questions: Iterable[Question]) -> dict[str, int]:
     """meta.json's `cap_holds_corpus`: of the run's questions, how many ask about a corpus that fits
-    inside the cap whole (units and tokens of its text). There a method may hand the model
-    everything, so those questions measure what it keeps and how the model answers, not retrieval."""
+    inside the cap whole (units, and the tokens of the units' text: the headers a method adds when
+    it shows them are not counted). There a method may hand the model everything, so those
+    questions measure what it keeps and how the model answers, not retrieval."""
     fits: dict[str, bool] = {}
     held = n = 0
     for q in questions:

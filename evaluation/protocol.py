@@ -176,8 +176,8 @@ def provenance_header(meta: dict[str, Any], policy: str) -> str:
     if meta.get("answer_with", "shared") != "shared":
         lines.append(f"- answers: the method's own prompt (answer_with={meta['answer_with']}), not the shared "
                      "answer prompt; the answering model is still the one named above")
-    if cap_holds_corpus_text(meta):
-        lines.append(f"- {cap_holds_corpus_text(meta)}")
+    if held := cap_holds_corpus_text(meta):
+        lines.append(f"- {held}")
     if meta.get("cap_audit_text"):
         lines.append(f"- {meta['cap_audit_text']}")
     if "gpt-4o" not in str(answer).lower():

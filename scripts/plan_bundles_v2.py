@@ -57,7 +57,7 @@ METHODS = [
 # it, and LoCoMo's 0.5B index with titles failed (its one community, the prompt's own example,
 # never got a valid report), so LoCoMo keeps the index of the session text alone (results/locomo-local/NOTES.md)
 KEPT = {("epbench20-local", "cognee"): INDEX_1_5B + ["method.max_tokens=2048", "method.stop_repeats=json_strings"],
-        ("epbench20-local", "mem0"): INDEX_1_5B + ["method.max_tokens=1024"],  # built before mem0 took json_runs
+        ("epbench20-local", "mem0"): INDEX_1_5B + ["method.max_tokens=1024"],  # built before mem0 took json_items
         **{(b, "graphrag"): INDEX_0_5B + ["method.unit_titles=false"] for b in ("epbench20-local", "locomo-local")}}
 # (bundle, method) -> a method setting for that dataset, added to the row's overrides: GSW chunks a
 # conversation into 3 turns (about 24 words a sentence-chunk on LoCoMo, against EpBench's 50), so

@@ -101,7 +101,6 @@ def test_compare_shows_health_and_withholds_the_star(pair, tmp_path, capsys) -> 
     assert paired.strip("|").split("|")[7].strip() == "*"
 
 
-
 def test_a_health_cell_names_every_check_at_its_status(pair, capsys) -> None:
     """A run failing five checks must not read as failing one: the cell names the others (and not
     the warnings, which a fail outranks)."""
