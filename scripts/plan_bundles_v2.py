@@ -70,6 +70,17 @@ PER_DATASET = {(b, "gsw"): ["method.chunk_min_words=50"] for b in ("locomo-local
 # timeout, and the retries began again (docs/BUNDLES_V2.md); one slot computes it once and every
 # later question reuses that prefix from the server's prompt cache.
 SERVING = {("locomo-local", "vanilla"): ["llm.max_concurrency=1"]}
+# A bundle whose answering model needs wider slots serves every 1.5B role with them, so a run
+# starts one 1.5B server (a judge or indexer left on conf/llm/local.yaml's 4 x 16k slots would
+# start a second one beside it)
+WIDE_SLOTS = {"longmemeval-local": ["context_window=32768", "max_concurrency=2"]}
+
+
+def wide_roles(bundle: str, overrides: list[str]) -> list[str]:
+    """The judge's and a 1.5B indexer's settings for `bundle`'s wide slots (none elsewhere)."""
+    roles = ["judge"] + (["llm_index"] if "llm_index=local" in overrides else [])
+    return [f"{r}.{s}" for r in roles for s in WIDE_SLOTS.get(bundle, [])]
+
 BUNDLES = {
     # 200 stratified, then 40 more in cue bucket 1, where the weighted paired differences vary most
     # (docs/BUNDLES_V2.md, "The MDE target"); the 200 stay inside and replay from the cache
@@ -107,9 +118,10 @@ def bundled_run(bundle: str, method: str, cfg: Any, results: Path = RESULTS) -> 
 
 
 def plan_rows(only: str | None = None) -> list[tuple[str, str, str, list[str]]]:
-    return [(b, label, m, ROLES + d + KEPT.get((b, label), extra) + PER_DATASET.get((b, m), [])
+    rows = [(b, label, m, ROLES + d + KEPT.get((b, label), extra) + PER_DATASET.get((b, m), [])
              + SERVING.get((b, label), []))
             for b, d in BUNDLES.items() if only in (None, b) for label, m, extra in METHODS]
+    return [(b, label, m, o + wide_roles(b, o)) for b, label, m, o in rows]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -117,3 +117,24 @@ def test_missing_path_is_a_plain_error(scripted, tmp_path: Path) -> None:
     done = run_cli(["method=vanilla", "dataset=custom", *scripted_overrides(scripted, tmp_path, tmp_path)], timeout=60)
     assert done.returncode == 2 and "error: dataset=custom needs the folder of your data: dataset.path=DIR" in done.stderr
     assert scripted.count() == 0
+
+
+def test_vanilla_cut_to_the_window_fails_health(scripted, tmp_path: Path) -> None:
+    # LongMemEval's oracle on the local 16k slots: Vanilla cut 2 of 12 haystacks to fit and its run
+    # passed every check. A window smaller than the example's five units does the same here.
+    args = ["method=vanilla", "dataset=custom", f"dataset.path={EXAMPLE}", "subset.n=null",
+            *scripted_overrides(scripted, tmp_path, tmp_path), "llm.context_window=600", "llm.max_tokens=128"]
+    done = run_cli(args, timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    run = Path(done.stdout.split("run folder: ")[1].split()[0])
+    preds = _lines(run / "predictions.jsonl")
+    assert all(p["retrieval"]["truncated"] and p["retrieval"]["dropped_units"] for p in preds)
+    checks = {c["name"]: c for c in json.loads((run / "health.json").read_text())["checks"]}
+    cut = checks["truncated"]
+    assert cut["status"] == "fail" and cut["value"] == 1.0, cut
+    assert "10 of 10 (100%) contexts cut to fit the answering model's window" in cut["message"]
+    assert "units dropped" in cut["message"]
+    whole = _run(scripted, tmp_path / "whole", "vanilla")  # the default window holds the example
+    run = Path(whole.stdout.split("run folder: ")[1].split()[0])
+    checks = {c["name"]: c for c in json.loads((run / "health.json").read_text())["checks"]}
+    assert (checks["truncated"]["status"], checks["truncated"]["value"]) == ("ok", 0.0)

@@ -80,3 +80,25 @@ def test_gsw_chunks_conversations_by_words_in_every_row_of_a_conversation_bundle
                                                                 for b in plan.BUNDLES)
     for bundle, label, overrides in rows:
         assert ("method.chunk_min_words=50" in overrides) == (bundle != "epbench20-local"), (bundle, label)
+
+
+def test_longmemeval_rows_start_one_server_per_local_model() -> None:
+    """LongMemEval's answering model takes 2 x 32k slots; its judge and a 1.5B indexer take the
+    same, so the run starts one 1.5B server, and the run folder is the one without them."""
+    from evaluation.runs.folder import config_hash
+    from harness.build import identity
+    from harness.estimate import compose
+
+    for _, label, method, overrides in plan.plan_rows("longmemeval-local"):
+        cfg = compose([f"method={method}", *overrides])
+        roles = [cfg.llm, cfg.judge] + ([cfg.llm_index] if "server" in cfg.llm_index else [])
+        keys: dict[str, set] = {}
+        for role in roles:
+            s = role.server
+            keys.setdefault(s.model, set()).add((s.n_parallel, s.ctx_size))
+        assert keys["qwen2.5-coder-1.5b"] == {(2, 65536)}, (label, keys)
+        plain = compose([f"method={method}", *[o for o in overrides
+                                               if not o.startswith(("judge.", "llm_index.c", "llm_index.m"))]])
+        assert config_hash(identity(cfg)) == config_hash(identity(plain)), label
+    epbench = [o for _, _, _, o in plan.plan_rows("epbench20-local")]
+    assert not any(x.startswith("judge.") for o in epbench for x in o)

@@ -13,6 +13,9 @@
   bound them (the harness's cap audit, recorded per prediction);
 - hub_unit: one unit in nearly every context of a corpus (spread.py);
 - unit_dates: contexts that name dated units (sessions) and show none of their dates (dates.py);
+- truncated: contexts cut to fit the answering model's window (a whole-corpus method records
+  `truncated` and the units it dropped): such a question was answered without part of what the
+  method is defined to hand over, so "everything in context" no longer holds;
 - fallback: contexts the method's own memory did not produce, where its package fell back to
   another retriever (a method that can fall back records `fallback` in each prediction's
   retrieval: HippoRAG 2's dense passage retrieval when its recognition memory keeps no fact).
@@ -122,6 +125,7 @@ def context_checks(predictions: list[dict[str, Any]], metrics: dict[str, Any], m
                          f"{what}, {ratio:.2f} of what its gold-unit recall {recall:.2f} claims", low_is_bad=True))
     out.append(unit_dates_check(predictions, unit_dates, th["unit_dates"]))
     out.append(beyond_cap_check(predictions, th["beyond_cap"]))
+    out.append(truncated_check(predictions, th["truncated"]))
     out.append(fallback_check(predictions, th["fallback"]))
     return out
 
@@ -156,3 +160,18 @@ def beyond_cap_check(predictions: list[dict[str, Any]], limits: dict[str, Any]) 
         units = worst["cap_audit"]["verbatim_beyond_units"]
         what += f"; e.g. {worst.get('question_id')}: {len(units)} more ({', '.join(map(str, units[:6]))})"
     return check("beyond_cap", SCOPE, share(flagged, n), limits, what)
+
+
+def truncated_check(predictions: list[dict[str, Any]], limits: dict[str, Any]) -> Check:
+    """Share of contexts the method cut to fit the answering model's window (retrieval.truncated,
+    with the units it dropped), named with the question that lost most."""
+    n = len(predictions)
+    cut = [p for p in predictions if isinstance(p.get("retrieval"), dict) and p["retrieval"].get("truncated")]
+    what = f"{pct(len(cut), n)} contexts cut to fit the answering model's window"
+    if cut:
+        worst = max(cut, key=lambda p: len(p["retrieval"].get("dropped_units") or []))
+        dropped = [str(u) for u in worst["retrieval"].get("dropped_units") or []]
+        kept = len(worst.get("context_chapters") or [])
+        what += (f"; e.g. {worst.get('question_id')}: {len(dropped)} of {len(dropped) + kept} units dropped"
+                 f" ({', '.join(dropped[:4])}{', ...' if len(dropped) > 4 else ''})")
+    return check("truncated", SCOPE, share(len(cut), n), limits, what)
