@@ -87,9 +87,11 @@ BUNDLES = {
     "epbench20-local": ["dataset=epbench20", "subset.n=200", "subset.extra={1:40}"],
     "locomo-local": ["dataset=locomo", "dataset.loader.conversations=[conv-30]", "subset.n=null"],
     # 2 per question type (the time plan); the oracle cap (22,135 tokens) needs 32k slots: the local
-    # server's 16k ones cut Vanilla's haystacks and refused Embedding RAG's contexts (docs/BUNDLES_V2.md)
+    # server's 16k ones cut Vanilla's haystacks and refused Embedding RAG's contexts (docs/BUNDLES_V2.md);
+    # two 17-18k prompts prefilled at once take 8 and 17 min (about 35 tokens/s at that length), past
+    # the client's 900 s timeout
     "longmemeval-local": ["dataset=longmemeval_oracle", "subset.n=12", "llm.context_window=32768",
-                          "llm.max_concurrency=2"],
+                          "llm.max_concurrency=2", "llm.timeout_s=1800"],
 }
 # where each v2 bundle is being built: a row whose run it already ships costs nothing more
 BUNDLE_DIRS = {"epbench20-local": "epbench20-local", "locomo-local": "locomo-local-v2",
