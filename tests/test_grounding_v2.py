@@ -262,4 +262,4 @@ def test_format_0_configs_mean_version_1_and_the_shipped_configs_the_current_ver
     assert upgrade_protocol_description({"protocol": "epbench", "judge_version": 2})["grounding_version"] == 1
     assert LoCoMoProtocol(grounding_version=1).describe()["grounding"] == "conv-grounding-v1"
     with pytest.raises(ValueError, match="grounding_version"):
-        LoCoMoProtocol(grounding_version=3)
+        LoCoMoProtocol(grounding_version=4)

@@ -27,7 +27,11 @@ before 16 June 2023" is not "the week before 9 June 2023", "winter 2023" is not 
 "around mid-October 2023" does not state "19 October 2023", although the judge prompt accepts a
 period that holds the gold date). On LoCoMo's known-wrong answers (SOURCES.md) the check alone
 passes 5% of each kind under version 2; the label set's accuracy is unchanged (0.983).
-Version 1 ("conv-grounding-v1") is kept so saved runs replay.
+Version 3 (LongMemEval, found on its first runs) reads two shapes of gold: a numbered list
+("1. Billie Eilish concert ..., 2. Free outdoor concert ...") keeps its ordinals out of the
+number check, so an answer that numbers other concerts 1 to 5 no longer states the gold's
+numbers; and a gold that is a name with its acronym ("University of California, Los Angeles
+(UCLA)") is stated by either. Version 1 ("conv-grounding-v1") is kept so saved runs replay.
 
 Adversarial (LoCoMo category 5) and abstention (LongMemEval `_abs`) questions are correct when
 the answer declines, so there a CORRECT verdict needs a decline somewhere in the answer, and a
@@ -58,7 +62,7 @@ from .periods import agree, periods
 from .text_overlap import stemmed_tokens
 
 GROUNDING_VERSION = "conv-grounding-v1"
-GROUNDING_VERSIONS = {1: GROUNDING_VERSION, 2: "conv-grounding-v2"}
+GROUNDING_VERSIONS = {1: GROUNDING_VERSION, 2: "conv-grounding-v2", 3: "conv-grounding-v3"}
 F1_THRESHOLD = 0.5
 _WEEK = timedelta(days=7)
 
@@ -83,6 +87,10 @@ _DECLINE_EXTRA = re.compile(
     r"there's no|no (?:record|evidence)|nothing (?:about|on|regarding|in|was|is|has)|not enough|unknown|"
     r"unclear)\b|"
     r"n't (?:mentioned|said|stated|given|known|clear|available|recorded)\b|(?:,|\bbut|\band) not\b", re.I)
+# a list ordinal ("1. ", "2) ") at the start of a line or after punctuation (version 3)
+_ORDINAL = re.compile(r"(?:^|(?<=[\s:;,(*]))(\d{1,2})[.)](?=\s)", re.M)
+# a whole gold that is a name followed by its acronym (version 3)
+_ACRONYM_GOLD = re.compile(r"^(?P<name>[^()]+?)\s*\((?P<acronym>[A-Z][A-Za-z&]{1,7})\)\s*\.?$")
 _LIST_PARTS = re.compile(r"\s*[,;]\s*(?:and\s+|or\s+)?")
 _NEGATION = re.compile(r"\b(?:not|no|never|cannot|unable|nobody|none|nothing)\b|n't\b", re.I)
 _STOP = wordset(
@@ -134,6 +142,21 @@ def numbers(text: str, count_one: bool = True) -> set[float]:
     return found
 
 
+def without_ordinals(text: str) -> str:
+    """The text without its list ordinals, where it is a numbered list (it numbers a 1 and a 2);
+    any other text unchanged, so "I caught 12. Then..." keeps its 12."""
+    marks = {int(m.group(1)) for m in _ORDINAL.finditer(text)}
+    return _ORDINAL.sub(" ", text) if {1, 2} <= marks else text
+
+
+def acronym_parts(gold: str) -> tuple[str, str] | None:
+    """(name, acronym) when the whole gold is a name and its acronym in parentheses, else None."""
+    m = _ACRONYM_GOLD.match(gold.strip())
+    if m is None or sum(c.isupper() for c in m.group("acronym")) < 2:
+        return None
+    return m.group("name").strip(), m.group("acronym")
+
+
 def key_words(gold: str, question: str = "") -> list[str]:
     """The gold's stemmed content words, without the question's own words unless none are left."""
     words = list(dict.fromkeys(w for w in stemmed_tokens(gold) if w not in _STOP_STEMS and not w.isdigit()))
@@ -175,6 +198,13 @@ def key_content(answer_text: str, gold: str, question: str = "", off_by_one: boo
                 explicit: bool = False, version: int = 1) -> Grounding:
     """Whether `answer_text` (already without refusal sentences) states the gold's key content
     under grounding `version` (see the module docstring)."""
+    if version >= 3:
+        alias = acronym_parts(gold)
+        if alias is not None:
+            tries = [key_content(answer_text, g, question, off_by_one, explicit, version) for g in alias]
+            best = next((t for t in tries if t.supported), tries[0])
+            return Grounding(best.supported, f"name or acronym: {best.reason}")
+        gold, answer_text = without_ordinals(gold), without_ordinals(answer_text)
     gold_fixed, text = _glue_fix(gold), _glue_fix(answer_text)
     if version >= 2:
         gold_days, _ = periods(gold_fixed)

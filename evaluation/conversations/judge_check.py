@@ -78,7 +78,7 @@ def load_cases(labels_path: Path, dataset: Dataset) -> list[Case]:
 
 
 def run_deterministic(cases: list[Case], dataset: str, grounding_version: int = 2) -> None:
-    """The two judge-free configurations (LoCoMo grounding under `grounding_version`)."""
+    """The two judge-free configurations (grounding under `grounding_version`)."""
     for c in cases:
         q, answer = c.question, c.label["answer"]
         if dataset == "locomo":
@@ -89,7 +89,7 @@ def run_deterministic(cases: list[Case], dataset: str, grounding_version: int = 
             c.results["token_f1"] = int(locomo_f1(answer, q.gold[0], cat) >= F1_THRESHOLD)
             continue
         kind = judge_kind(q.attrs["question_type"], bool(q.attrs.get("is_abstention")))
-        c.results["grounding_only"] = int(lme_grounding(kind, q.text, q.gold[0], answer)["grounded"])
+        c.results["grounding_only"] = int(lme_grounding(kind, q.text, q.gold[0], answer, grounding_version)["grounded"])
         f1 = reply_f1(kind, q.gold[0], answer)
         c.results["token_f1"] = int(declines(answer) if kind == "abstention" else
                                     not declines(answer) if math.isnan(f1) else f1 >= F1_THRESHOLD)

@@ -24,7 +24,7 @@ from ..presentation import Column, Presentation, ReportTable
 from ..protocol import Protocol, fmt, provenance_header
 from ..stats import bootstrap_std, nanmean
 from .grounding import (
-    GROUNDING_VERSION,
+    GROUNDING_VERSIONS,
     check_credit,
     conversation_notes,
     f1_agreement,
@@ -109,11 +109,13 @@ def parse_yes_no(text: str) -> bool | None:
     return None if m is None else m.group(1) == "yes"
 
 
-def grounding(kind: str, question: str, gold: str, answer: str) -> dict[str, Any]:
+def grounding(kind: str, question: str, gold: str, answer: str, version: int = 1) -> dict[str, Any]:
     """The grounding fields of a judgments line, by judge kind (abstention: correct means declining;
-    preference: a rubric, so only the refusal rule; temporal: counts off by one tolerated)."""
+    preference: a rubric, so only the refusal rule; temporal: counts off by one tolerated), under
+    grounding `version` (grounding.py)."""
     g = ground_verdict(answer, gold, question, abstention=kind == "abstention",
-                       rubric=kind == "single-session-preference", off_by_one=kind == "temporal-reasoning")
+                       rubric=kind == "single-session-preference", off_by_one=kind == "temporal-reasoning",
+                       version=version)
     return {"grounded": g.supported, "grounding": g.reason}
 
 
@@ -127,8 +129,16 @@ class LongMemEvalProtocol(Protocol):
     name = "longmemeval"
     version = "1"
     answer_prompt_examples = ("last week", "how many days ago")
+    # 3: list ordinals and a name's acronym (grounding.py); runs configured before keep version 1
+    current_grounding = 3
 
-    def __init__(self, variant: str = "oracle", resamples: int = 1000, seed: int = 0, credit: str = "raw"):
+    def __init__(self, variant: str = "oracle", resamples: int = 1000, seed: int = 0, credit: str = "raw",
+                 grounding_version: int = 3):
+        if grounding_version not in GROUNDING_VERSIONS:
+            raise ValueError(f"LongMemEval protocol.grounding_version must be one of {sorted(GROUNDING_VERSIONS)}, "
+                             f"not {grounding_version!r} (3 reads numbered lists and acronyms; 1: runs before "
+                             "2026-12-06)")
+        self.grounding_version = grounding_version
         self.variant = variant
         self.credit = check_credit(credit)
         self.resamples = resamples
@@ -137,7 +147,8 @@ class LongMemEvalProtocol(Protocol):
     def describe(self) -> dict[str, Any]:
         return {"protocol": self.name, "version": self.version, "variant": self.variant,
                 "answer_prompt": ANSWER_PROMPT_VERSION, "judge_prompts": f"lme-<kind>-{JUDGE_VERSION}",
-                "credit": self.credit, "grounding": GROUNDING_VERSION}
+                "credit": self.credit, "grounding": GROUNDING_VERSIONS[self.grounding_version],
+                "grounding_version": self.grounding_version}
 
     def answer_messages(self, question: Question, context_text: str) -> list[dict[str, str]]:
         date = question.attrs.get("question_date", "unknown")
@@ -160,7 +171,7 @@ class LongMemEvalProtocol(Protocol):
         if verdict is None:
             line["judge_error"] = "the judge answered neither yes nor no"
         else:
-            g = grounding(kind, question.text, question.gold[0], prediction["answer"])
+            g = grounding(kind, question.text, question.gold[0], prediction["answer"], self.grounding_version)
             line.update(correct=int(verdict), correct_grounded=int(verdict and g["grounded"]), **g)
         return line
 
@@ -190,7 +201,8 @@ class LongMemEvalProtocol(Protocol):
             gold = str((p.get("gold") or [""])[0])
             answer = str(p.get("answer", ""))
             ok = j["grounded"] if "grounded" in j else (
-                grounding(kind, p.get("question", ""), gold, answer)["grounded"] if p else True)
+                grounding(kind, p.get("question", ""), gold, answer, self.grounding_version)["grounded"]
+                if p else True)
             row = {**j, "correct_grounded": int(j["correct"] and ok),
                    "f1": reply_f1(kind, gold, answer) if p else math.nan}
             row["score"] = row["correct_grounded"] if self.credit == "grounded" else row["correct"]

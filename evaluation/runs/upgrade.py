@@ -94,6 +94,7 @@ INTRODUCED = (
     Introduced("dataset.protocol", EPBENCH, "grounding_version", 1),
     Introduced("dataset.protocol", LOCOMO, "grounding_version", 1),
     Introduced("dataset.protocol", CUSTOM, "grounding_version", 1),
+    Introduced("dataset.protocol", LONGMEMEVAL, "grounding_version", 1, until_format=None),
     Introduced("method", SEEM, "frame_sources", "any_kept"),
     Introduced("method", SEEM, "frame_dates", "as_extracted"),
     Introduced("method", GSW, "stop_repeats", False),
@@ -266,6 +267,8 @@ def upgrade_protocol_description(proto: Any, fmt: int = 0) -> Any:
             out.setdefault("judge_version", version)
         if out.get("protocol") in ("epbench", "locomo", "custom"):
             out.setdefault("grounding_version", 1)
+    if out.get("protocol") == "longmemeval":  # LongMemEval's grounding was versioned on 2026-12-06
+        out.setdefault("grounding_version", 1)
     if fmt < 3 and out.get("protocol") == "epbench":  # after the keys describe() writes before it
         out.setdefault("order_judge_version", 1)
     return out
