@@ -211,9 +211,12 @@ def test_a_two_conversation_report_pairs_by_conversation_and_weights_a_subset(tm
     assert "whole conversations (a cluster bootstrap over 2 conversations)" in text
     assert "| gsw | 0.750 ± " in text.split("weighted by population share")[1]
     # the paired table compares per-question means (+0.5); the weighted difference under it is
-    # 0.75 (category 1: +1 at weight 0.75, category 4: 0), constant within each stratum: std 0
+    # 0.75 (category 1: +1 at weight 0.75, category 4: 0). Four questions a stratum, each alike:
+    # the stratified bootstrap would print ± 0.000 and MDE 0.000, so neither is printed
     assert row.split(" | ")[4] == "+0.500"
-    assert "Weighted by population share (category;" in text and "gsw +0.750 ± 0.000 (MDE 0.000)" in text
+    assert "Weighted by population share (category): differences gsw +0.750; no std or detectable" in text
+    assert "+0.750 ± 0.000" not in text and "MDE 0.000" not in text
+    assert "| gsw | 0.750 ± – (not estimated: 2 of 2 strata hold fewer than 5 questions) |" in text
 
 
 # -- the audit file and the loader ----------------------------------------------------------

@@ -5,6 +5,7 @@ share of its population beside the unweighted mean. A table appears only when a 
 from __future__ import annotations
 
 from ..protocol import fmt
+from ..runs.blocks import weighted_std_text
 from ..runs.scored import Run
 from .tables import HEALTH, HEALTH_NOTE, Table, provenance
 
@@ -44,7 +45,7 @@ def weighted_table(runs: list[Run]) -> Table | None:
             rows.append([r.label, "–", "–", "–", "–", r.health_cell])
             notes.append(f"{r.label}: {b.get('note', 'not computed')}.")
             continue
-        rows.append([r.label, f"{fmt(b['weighted'])} ± {fmt(b['weighted_std'])}", fmt(b["unweighted"]),
+        rows.append([r.label, f"{fmt(b['weighted'])} ± {weighted_std_text(b)}", fmt(b["unweighted"]),
                      str(b["n"]), ", ".join(f"{s}: {w:.2f} ({b['sample'][s]})" for s, w in b["weights"].items()),
                      r.health_cell])
     notes.append(HEALTH_NOTE)

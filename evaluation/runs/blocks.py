@@ -49,6 +49,26 @@ def gold_audit_block(scores: dict[str, float], fact: dict[str, Any], metric: str
             "unflagged": {"n": len(kept), metric: _mean(kept)}, "flagged_ids": flagged}
 
 
+# A stratum of fewer questions than this gives the within-stratum bootstrap too few values to
+# vary: LongMemEval's 12-question bundle holds 2 of each type, and where both score alike the
+# stratified std is 0.000 while the unweighted one is 0.15
+MIN_PER_STRATUM = 5
+
+
+def thin_strata(sample: dict[str, int]) -> list[str]:
+    """The strata (of a block's `sample`: questions per stratum) too small for a stratified std."""
+    return [s for s, n in sample.items() if n < MIN_PER_STRATUM]
+
+
+def weighted_std_text(block: dict[str, Any]) -> str:
+    """The weighted overall's std as the tables print it: '–' with the reason where a stratum is thin."""
+    thin = thin_strata(block.get("sample") or {})
+    if thin:
+        return (f"– (not estimated: {len(thin)} of {len(block['sample'])} strata hold fewer than "
+                f"{MIN_PER_STRATUM} questions)")
+    return fmt(block["weighted_std"])
+
+
 def stratified_block(scores: dict[str, float], strata: dict[str, str], population: dict[str, Any],
                      metric: str) -> dict[str, Any]:
     """The headline weighted by each stratum's share of the population (renormalised over the
@@ -127,6 +147,6 @@ def weighted_line(block: dict[str, Any] | None, label: str) -> str | None:
     shares = ", ".join(f"{s} {w:.2f}" for s, w in block["weights"].items())
     missing = f"; no scored question in {block['missing_strata']}" if block["missing_strata"] else ""
     return (f"Overall {label} weighted by population share: {fmt(block['weighted'])} ± "
-            f"{fmt(block['weighted_std'])} (unweighted mean of the {block['n']} questions: "
+            f"{weighted_std_text(block)} (unweighted mean of the {block['n']} questions: "
             f"{fmt(block['unweighted'])}); weights by {block['key']} from {block['population_n']} "
             f"questions: {shares}{missing}.")

@@ -10,10 +10,12 @@ headline the paper reports is weighted, so its detectable difference is the one 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 from ..stats import holm, min_detectable_difference, paired_difference, stratified_mean
+from .blocks import MIN_PER_STRATUM, thin_strata
 from .scored import Run
 
 ALPHA, POWER = 0.05, 0.8
@@ -51,7 +53,11 @@ def _weighted(a: dict[str, float], b: dict[str, float], strata: dict[str, str],
     """The paired difference weighted by population share (the reference's metrics.json
     `stratified` weights), resampled within each stratum as the subset was drawn."""
     ids = sorted(set(a) & set(b) & set(strata))
-    value, std = stratified_mean([a[i] - b[i] for i in ids], [strata[i] for i in ids], block["weights"])
+    labels = [strata[i] for i in ids]
+    value, std = stratified_mean([a[i] - b[i] for i in ids], labels, block["weights"])
+    thin = thin_strata({s: labels.count(s) for s in dict.fromkeys(labels)})
+    if thin:  # too few questions in a stratum to resample: no std, no detectable difference
+        return {"key": block["key"], "diff": value, "diff_std": math.nan, "mde": math.nan, "thin": len(thin)}
     return {"key": block["key"], "diff": value, "diff_std": std,
             "mde": min_detectable_difference(std, ALPHA, POWER)}
 
@@ -72,6 +78,13 @@ def paired_notes(pairs: list[tuple[Run, dict[str, Any]]], reference: Run) -> lis
                      f"alpha {ALPHA}, 2.80 x the difference's std): "
                      + ", ".join(f"{r.label or r.method} {d['mde']:.3f}" for r, d in pairs) + ".")
         weighted = [(r, d["weighted"]) for r, d in pairs if "weighted" in d]
+        thin = [(r, w) for r, w in weighted if w.get("thin")]
+        if thin:
+            lines.append(f"Weighted by population share ({thin[0][1]['key']}): differences "
+                         + ", ".join(f"{r.label or r.method} {w['diff']:+.3f}" for r, w in thin)
+                         + f"; no std or detectable difference: a stratum holds fewer than {MIN_PER_STRATUM} "
+                         "questions, too few to resample.")
+        weighted = [(r, w) for r, w in weighted if not w.get("thin")]
         if weighted:
             lines.append(f"Weighted by population share ({weighted[0][1]['key']}; the headline the papers "
                          "weight), difference ± std and minimum detectable difference: "

@@ -13,6 +13,7 @@ from hydra.errors import InstantiationException
 
 from ..presentation import Presentation
 from ..protocol import Protocol
+from .blocks import thin_strata
 from .folder import RunFolder, artifact
 from .health_file import Health, read_health
 from .index_usage import IndexUsage, read_index_usage
@@ -121,7 +122,8 @@ class Run:
         value = b.get("weighted")
         if not isinstance(value, int | float) or isinstance(value, bool):
             return None
-        return {b["metric"]: value, f"{b['metric']}_std": b.get("weighted_std"), "n": b.get("n")}
+        std = None if thin_strata(b.get("sample") or {}) else b.get("weighted_std")  # blocks.MIN_PER_STRATUM
+        return {b["metric"]: value, f"{b['metric']}_std": std, "n": b.get("n")}
 
     @cached_property
     def caveats(self) -> dict[str, str]:
