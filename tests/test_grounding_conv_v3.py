@@ -70,3 +70,32 @@ def test_longmemeval_configs_carry_the_version_and_saved_runs_keep_1() -> None:
     assert LongMemEvalProtocol.current_grounding == 3
     with pytest.raises(ValueError, match="grounding_version"):
         LongMemEvalProtocol(grounding_version=7)
+
+
+def test_a_numbered_list_gold_needs_every_item() -> None:
+    # SEEM's looping list named one of the gold's events among a dozen invented jazz festivals and
+    # shared four of its key words, enough for the words rule alone
+    q = "In what order did I go to the gigs?"
+    looping = ("1. **Blue Room jazz trio** (May)\n2. **Lakeside Jazz Festival**\n3. **Harbour Jazz Festival**\n"
+               "4. **Harbour Jazz Festival**\n5. **Harbour Jazz Festival**")
+    assert ground_verdict(looping, LIST_GOLD, q, version=2).supported  # what version 2 kept
+    v3 = ground_verdict(looping, LIST_GOLD, q, version=3)
+    assert not v3.supported and v3.reason == "numbered list: 1 of 3 gold items missing"  # the choir
+
+
+@pytest.mark.parametrize(("answer", "ok"), [
+    ("I'm planning my trip next month, any suggestions for new hiking routes?", False),  # the question back
+    ("You could try the ridge loop above the lake, as you said you like quiet climbs.", True),
+])
+def test_an_answer_that_restates_the_question_asserts_nothing(answer: str, ok: bool) -> None:
+    # a preference (rubric) question is otherwise left to the judge, which credited SEEM's echo
+    q = "I'm planning my trip next month, any suggestions for new hiking routes?"
+    g = grounding("single-session-preference", q, "The user would prefer quiet routes with lake views.", answer, 3)
+    assert g["grounded"] is ok
+    assert grounding("single-session-preference", q, "x", answer, 1)["grounded"]  # version 1 left it to the judge
+
+
+def test_picking_one_side_of_a_choice_is_not_an_echo() -> None:
+    q = "Which did I buy first, the red kettle or the steel toaster?"
+    assert ground_verdict("The red kettle was bought first.", "red kettle", q, version=3).supported
+    assert not ground_verdict("The steel toaster was bought first.", "red kettle", q, version=3).supported

@@ -30,8 +30,12 @@ passes 5% of each kind under version 2; the label set's accuracy is unchanged (0
 Version 3 (LongMemEval, found on its first runs) reads two shapes of gold: a numbered list
 ("1. Billie Eilish concert ..., 2. Free outdoor concert ...") keeps its ordinals out of the
 number check, so an answer that numbers other concerts 1 to 5 no longer states the gold's
-numbers; and a gold that is a name with its acronym ("University of California, Los Angeles
-(UCLA)") is stated by either. Version 1 ("conv-grounding-v1") is kept so saved runs replay.
+numbers, and each of its items needs one of its key words in the answer (a list of jazz
+festivals that names one of five gold events no longer passes on the four words it shares); a
+gold that is a name with its acronym ("University of California, Los Angeles (UCLA)") is stated by
+either; and an answer whose content words are all the question's own (a restatement of it, as
+SEEM's 1.5B answered a preference question) asserts nothing, whatever the judge said. Version 1
+("conv-grounding-v1") is kept so saved runs replay.
 
 Adversarial (LoCoMo category 5) and abstention (LongMemEval `_abs`) questions are correct when
 the answer declines, so there a CORRECT verdict needs a decline somewhere in the answer, and a
@@ -142,6 +146,23 @@ def numbers(text: str, count_one: bool = True) -> set[float]:
     return found
 
 
+def numbered_items(text: str) -> list[str]:
+    """The items of a numbered list ("1. A, 2. B"), or [] where the text numbers no 1 and 2."""
+    marks = list(_ORDINAL.finditer(text))
+    if not {1, 2} <= {int(m.group(1)) for m in marks}:
+        return []
+    ends = [m.start() for m in marks[1:]] + [len(text)]
+    return [text[m.end():e].strip(" ,;.\n") for m, e in zip(marks, ends, strict=True)]
+
+
+def echoes(answer: str, question: str) -> bool:
+    """Whether the answer only restates the question: four or more content words, every one the
+    question's own, and most of the question's (picking one side of "A or B?" is an answer)."""
+    words = {w for w in stemmed_tokens(answer) if w not in _STOP_STEMS}
+    asked = {w for w in stemmed_tokens(question) if w not in _STOP_STEMS}
+    return len(words) >= 4 and words <= asked and len(words) >= 0.8 * len(asked)
+
+
 def without_ordinals(text: str) -> str:
     """The text without its list ordinals, where it is a numbered list (it numbers a 1 and a 2);
     any other text unchanged, so "I caught 12. Then..." keeps its 12."""
@@ -198,6 +219,7 @@ def key_content(answer_text: str, gold: str, question: str = "", off_by_one: boo
                 explicit: bool = False, version: int = 1) -> Grounding:
     """Whether `answer_text` (already without refusal sentences) states the gold's key content
     under grounding `version` (see the module docstring)."""
+    items = numbered_items(gold) if version >= 3 else []
     if version >= 3:
         alias = acronym_parts(gold)
         if alias is not None:
@@ -233,6 +255,11 @@ def key_content(answer_text: str, gold: str, question: str = "", off_by_one: boo
     hit = [w for w in words if w in have]
     need = min(4, max(1, math.ceil(len(words) / (2 if version >= 2 else 3))))
     ok = len(hit) >= need
+    if ok and items:  # version 3: a numbered list needs a key word of every item
+        item_words = [p for p in (key_words(x, question) for x in items) if p]
+        missing = sum(1 for p in item_words if not set(p) & have)
+        if missing:
+            return Grounding(False, f"numbered list: {missing} of {len(item_words)} gold items missing")
     pieces = _LIST_PARTS.split(gold) if version >= 2 else []
     parts = [p for p in (key_words(x, question) for x in pieces) if p]
     if ok and len(parts) >= 2 and all(len(x.split()) <= 5 for x in pieces):
@@ -270,6 +297,8 @@ def ground_verdict(answer: str, gold: str, question: str = "", *, abstention: bo
     text = answer if _NEGATION.search(gold) and not rubric else asserted
     if not re.search(r"\w", text):
         return Grounding(False, "refusal: the answer asserts nothing")
+    if version >= 3 and echoes(text, question):
+        return Grounding(False, "echo: the answer only restates the question")
     if rubric:
         return Grounding(True, "rubric question: left to the judge")
     other = wrong_subject(asserted, question, speakers) if speakers and version >= 2 else None
