@@ -99,3 +99,16 @@ def test_picking_one_side_of_a_choice_is_not_an_echo() -> None:
     q = "Which did I buy first, the red kettle or the steel toaster?"
     assert ground_verdict("The red kettle was bought first.", "red kettle", q, version=3).supported
     assert not ground_verdict("The steel toaster was bought first.", "red kettle", q, version=3).supported
+
+
+def test_a_longmemeval_run_scored_before_the_version_is_flagged_by_health() -> None:
+    """Its metrics.json is of the current format but its protocol description has no grounding
+    version: read as version 1, two behind, with the regrade command."""
+    from evaluation.health.judge import grounding_check
+    from evaluation.runs.upgrade import RUN_FORMAT, upgrade_metrics
+
+    meta = {"run_format": RUN_FORMAT}
+    metrics = upgrade_metrics({"provenance": {"protocol": {"protocol": "longmemeval", "version": "1"}}}, meta)
+    check = grounding_check(metrics, LongMemEvalProtocol.current_grounding, {"warn": 0})
+    assert check.status == "warn" and check.value == 2
+    assert "dataset.protocol.grounding_version=3" in check.message

@@ -42,7 +42,7 @@ def read_metrics(run: RunFolder, name: str = "metrics.json", data_dir: Path | No
     metrics = run.read_json(name)
     meta = run.read_json("meta.json")
     if artifacts_format(meta) >= RUN_FORMAT:
-        return metrics
+        return upgrade_metrics(metrics, meta)  # keys added since the last format change
     if "presentation" in metrics and "statistics" in metrics:
         return upgrade_metrics(metrics, meta)  # rescored by today's code: nothing to compute, no protocol
     protocol = load_protocol(run)

@@ -249,6 +249,14 @@ def artifacts_format(meta: dict[str, Any], where: str = "meta.json") -> int:
     return _check(int(meta.get("run_format", 0)), where)
 
 
+def _undated(proto: Any) -> Any:
+    """Keys a protocol description gained after the last format change, so a description of any
+    format may lack them: LongMemEval's grounding version (2026-12-06; before it, version 1)."""
+    if isinstance(proto, dict) and proto.get("protocol") == "longmemeval" and "grounding_version" not in proto:
+        return {**proto, "grounding_version": 1}
+    return proto
+
+
 def upgrade_protocol_description(proto: Any, fmt: int = 0) -> Any:
     """An older `protocol` description (meta.json, metrics.json provenance) as today's describe()
     writes it. Format 0: the judge version its run used, which format 0 left out for version 1
@@ -256,7 +264,7 @@ def upgrade_protocol_description(proto: Any, fmt: int = 0) -> Any:
     key). Formats 0-2: EpBench's order judge version (1)."""
     if not isinstance(proto, dict):
         return proto
-    out = dict(proto)
+    out = dict(_undated(proto))
     if fmt < 1:
         if out.get("protocol") == "epbench":
             out.setdefault("judge_version", 1)
@@ -267,8 +275,6 @@ def upgrade_protocol_description(proto: Any, fmt: int = 0) -> Any:
             out.setdefault("judge_version", version)
         if out.get("protocol") in ("epbench", "locomo", "custom"):
             out.setdefault("grounding_version", 1)
-    if out.get("protocol") == "longmemeval":  # LongMemEval's grounding was versioned on 2026-12-06
-        out.setdefault("grounding_version", 1)
     if fmt < 3 and out.get("protocol") == "epbench":  # after the keys describe() writes before it
         out.setdefault("order_judge_version", 1)
     return out
@@ -277,7 +283,7 @@ def upgrade_protocol_description(proto: Any, fmt: int = 0) -> Any:
 def upgrade_meta(meta: dict[str, Any], where: str = "meta.json") -> dict[str, Any]:
     fmt = artifacts_format(meta, where)
     if fmt >= RUN_FORMAT:
-        return meta
+        return {**meta, "protocol": _undated(meta["protocol"])} if "protocol" in meta else meta
     return {**meta, "protocol": upgrade_protocol_description(meta.get("protocol"), fmt)}
 
 
@@ -292,6 +298,9 @@ def upgrade_metrics(metrics: dict[str, Any], meta: dict[str, Any],
     folder rescored by today's code: `statistics` marks it)."""
     fmt = artifacts_format(meta)
     if fmt >= RUN_FORMAT:
+        prov = metrics.get("provenance")
+        if isinstance(prov, dict) and "protocol" in prov:
+            return {**metrics, "provenance": {**prov, "protocol": _undated(prov["protocol"])}}
         return metrics
     out = dict(metrics)
     if isinstance(out.get("provenance"), dict):
