@@ -146,10 +146,16 @@ def numbers(text: str, count_one: bool = True) -> set[float]:
     return found
 
 
+def _list_ordinals(text: str) -> list[re.Match[str]]:
+    """The text's list ordinals where it is a numbered list (it numbers a 1 and a 2), else []."""
+    marks = list(_ORDINAL.finditer(text))
+    return marks if {1, 2} <= {int(m.group(1)) for m in marks} else []
+
+
 def numbered_items(text: str) -> list[str]:
     """The items of a numbered list ("1. A, 2. B"), or [] where the text numbers no 1 and 2."""
-    marks = list(_ORDINAL.finditer(text))
-    if not {1, 2} <= {int(m.group(1)) for m in marks}:
+    marks = _list_ordinals(text)
+    if not marks:
         return []
     ends = [m.start() for m in marks[1:]] + [len(text)]
     return [text[m.end():e].strip(" ,;.\n") for m, e in zip(marks, ends, strict=True)]
@@ -166,8 +172,7 @@ def echoes(answer: str, question: str) -> bool:
 def without_ordinals(text: str) -> str:
     """The text without its list ordinals, where it is a numbered list (it numbers a 1 and a 2);
     any other text unchanged, so "I caught 12. Then..." keeps its 12."""
-    marks = {int(m.group(1)) for m in _ORDINAL.finditer(text)}
-    return _ORDINAL.sub(" ", text) if {1, 2} <= marks else text
+    return _ORDINAL.sub(" ", text) if _list_ordinals(text) else text
 
 
 def acronym_parts(gold: str) -> tuple[str, str] | None:
@@ -219,13 +224,14 @@ def key_content(answer_text: str, gold: str, question: str = "", off_by_one: boo
                 explicit: bool = False, version: int = 1) -> Grounding:
     """Whether `answer_text` (already without refusal sentences) states the gold's key content
     under grounding `version` (see the module docstring)."""
-    items = numbered_items(gold) if version >= 3 else []
+    items: list[str] = []
     if version >= 3:
         alias = acronym_parts(gold)
         if alias is not None:
             tries = [key_content(answer_text, g, question, off_by_one, explicit, version) for g in alias]
             best = next((t for t in tries if t.supported), tries[0])
             return Grounding(best.supported, f"name or acronym: {best.reason}")
+        items = numbered_items(gold)
         gold, answer_text = without_ordinals(gold), without_ordinals(answer_text)
     gold_fixed, text = _glue_fix(gold), _glue_fix(answer_text)
     if version >= 2:

@@ -54,9 +54,10 @@ def _weighted(a: dict[str, float], b: dict[str, float], strata: dict[str, str],
     `stratified` weights), resampled within each stratum as the subset was drawn."""
     ids = sorted(set(a) & set(b) & set(strata))
     labels = [strata[i] for i in ids]
-    value, std = stratified_mean([a[i] - b[i] for i in ids], labels, block["weights"])
     thin = thin_strata({s: labels.count(s) for s in dict.fromkeys(labels)})
-    if thin:  # too few questions in a stratum to resample: no std, no detectable difference
+    # too few questions in a stratum to resample: the value alone (one draw), no std, no MDE
+    value, std = stratified_mean([a[i] - b[i] for i in ids], labels, block["weights"], **({"resamples": 1} if thin else {}))
+    if thin:
         return {"key": block["key"], "diff": value, "diff_std": math.nan, "mde": math.nan, "thin": len(thin)}
     return {"key": block["key"], "diff": value, "diff_std": std,
             "mde": min_detectable_difference(std, ALPHA, POWER)}
