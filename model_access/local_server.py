@@ -315,7 +315,9 @@ def _register(pool: LocalServerPool) -> None:
     if not _HOOKS["signals"] and threading.current_thread() is threading.main_thread():
         _HOOKS["signals"] = True
         for sig in (signal.SIGTERM, signal.SIGINT):
-            _chain(sig, signal.getsignal(sig))
+            previous = signal.getsignal(sig)
+            if previous != signal.SIG_IGN:  # an ignored signal (a job started in the background)
+                _chain(sig, previous)        # must not stop the servers of a run that goes on
 
 
 def _chain(sig: int, previous: Any) -> None:

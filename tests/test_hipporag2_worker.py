@@ -1,7 +1,8 @@
 """The HippoRAG 2 worker's retrieve (no package environment needed: a stand-in with hipporag
 2.0.0a4's control flow, where `rerank_facts` and its filter catch every exception and a question
 whose recognition memory keeps no fact is answered by dense passage retrieval). A failed filter
-call must stop the run; a filter that keeps nothing must be named as the fallback it causes."""
+call must stop the run; a filter that keeps nothing must be named as the fallback it causes; so must
+the package's failed weight check when the filter keeps a fact that min-max scoring put at 0."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pytest
 
 from methods.external import envs
@@ -50,9 +52,31 @@ class _Rag:
             return [], [], {"facts_before_rerank": [], "facts_after_rerank": [], "error": str(exc)}
 
     def retrieve(self, queries: list[str], num_to_retrieve: int) -> list[Any]:
-        _, kept, _ = self.rerank_facts(queries[0])
-        docs = [GRAPH_DOC] if kept else [DENSE_DOC]
-        return [SimpleNamespace(docs=docs, doc_scores=[0.5])]
+        scores = np.array([1.0, 0.0])  # min-max normalised, as the package's fact scores
+        idx, kept, _ = self.rerank_facts(queries[0])
+        if kept:
+            ids, _ = self.graph_search_with_fact_entities(query=queries[0], link_top_k=5, query_fact_scores=scores,
+                                                          top_k_facts=kept, top_k_fact_indices=idx)
+        else:
+            ids, _ = self.dense_passage_retrieval(queries[0])
+        return [SimpleNamespace(docs=[[DENSE_DOC, GRAPH_DOC][i] for i in ids], doc_scores=[0.5])]
+
+    def dense_passage_retrieval(self, query: str) -> tuple[list[int], list[float]]:
+        return [0], [0.9]
+
+    def graph_search_with_fact_entities(self, query: str, link_top_k: int, query_fact_scores: Any,
+                                        top_k_facts: list[tuple], top_k_fact_indices: list[int]) -> Any:
+        """The package's phrase weighting: a phrase's weight is its facts' scores, and the linking
+        map counts every phrase of a kept fact, so a phrase only in a 0-scored fact breaks the check."""
+        weights: dict[str, float] = {}
+        for i, fact in zip(top_k_fact_indices, top_k_facts, strict=True):
+            for phrase in (fact[0], fact[2]):
+                weights[phrase] = weights.get(phrase, 0.0) + float(query_fact_scores[i])
+        self.get_top_k_weights(np.array(list(weights.values())), dict(weights))
+        return [1], [0.7]
+
+    def get_top_k_weights(self, all_phrase_weights: Any, linking_score_map: dict[str, float]) -> None:
+        assert np.count_nonzero(all_phrase_weights) == len(linking_score_map)
 
 
 def _retrieve(reply: Any, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
@@ -79,3 +103,19 @@ def test_a_filter_that_keeps_no_fact_names_the_dense_fallback(monkeypatch: pytes
 def test_a_kept_fact_is_the_graph_path(monkeypatch: pytest.MonkeyPatch) -> None:
     out = _retrieve([list(FACTS[0])], monkeypatch)
     assert out["units"] == ["2"] and out["recognition"]["facts_kept"] == 1 and out["fallback"] is None
+
+
+def test_a_kept_fact_scored_zero_answers_from_dense_retrieval_and_names_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = _retrieve([list(FACTS[0]), list(FACTS[1])], monkeypatch)  # keeps the fact scored 0
+    assert out["units"] == ["1"] and out["recognition"]["facts_kept"] == 2
+    assert out["fallback"].startswith("dense passage retrieval (HippoRAG 2's graph search failed its weight check")
+    assert "1 of the 2 kept facts scored 0" in out["fallback"]
+
+
+def test_another_assertion_in_the_graph_search_is_not_swallowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*a: Any, **kw: Any) -> Any:
+        raise AssertionError("No phrases found in the graph")
+
+    monkeypatch.setattr(_Rag, "graph_search_with_fact_entities", broken)
+    with pytest.raises(AssertionError, match="No phrases"):
+        _retrieve([list(FACTS[0])], monkeypatch)

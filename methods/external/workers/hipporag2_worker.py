@@ -10,6 +10,13 @@ question's nearest facts) keeps a fact; otherwise it falls back to dense passage
 failed filter call is caught and printed, so it falls back too. The worker records per question
 how many facts the filter saw and kept and names the fallback (health's `fallback` check counts
 them), and raises on a failed filter call instead of letting it pass as "no fact".
+
+On a small graph the package's graph search can fail its own weight check: fact scores are
+min-max normalised, so the least similar fact scores 0, and when the filter keeps it, a phrase
+found only in that fact gets weight 0 while the linking map still counts it (the assertion in
+`get_top_k_weights`; measured on a 4-fact LongMemEval haystack built by the 0.5B). The worker
+answers that question from the package's dense passage retrieval, as the package does when no
+fact is kept, and names this fallback with the zero-scored facts it kept.
 """
 
 from __future__ import annotations
@@ -71,12 +78,41 @@ def _watch_recognition(rag: Any) -> None:
 
     filt.llm_call = llm_call
     rag.rerank_facts = rerank_facts
+    _watch_graph_search(rag)
+
+
+def _watch_graph_search(rag: Any) -> None:
+    """Catch the package's weight-check failure in its graph search (module docstring) and
+    return its dense passage ranking instead, noting why in STATE for `_retrieve`."""
+    search = rag.graph_search_with_fact_entities
+
+    def graph_search(*a: Any, **kw: Any) -> Any:
+        try:
+            return search(*a, **kw)
+        except AssertionError as exc:
+            if not _raised_in(exc, "get_top_k_weights"):
+                raise
+            scores, kept = kw.get("query_fact_scores"), kw.get("top_k_fact_indices") or []
+            zero = sum(1 for i in kept if scores is not None and float(scores[i]) == 0.0)
+            STATE["graph_search_error"] = (
+                f"dense passage retrieval (HippoRAG 2's graph search failed its weight check; "
+                f"{zero} of the {len(kept)} kept facts scored 0 after min-max normalisation)")
+            return rag.dense_passage_retrieval(kw.get("query", a[0] if a else None))
+
+    rag.graph_search_with_fact_entities = graph_search
+
+
+def _raised_in(exc: BaseException, function: str) -> bool:
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code.co_name == function
 
 
 def _retrieve(rag: Any, question: str, k: int) -> tuple[Any, dict[str, Any]]:
     """One HippoRAG retrieval and what its recognition memory did: (solution, fields for the reply)."""
-    STATE.pop("recognition_error", None)
-    STATE.pop("recognition_log", None)
+    for key in ("recognition_error", "recognition_log", "graph_search_error"):
+        STATE.pop(key, None)
     solution = rag.retrieve(queries=[question], num_to_retrieve=k)[0]
     log_ = STATE.pop("recognition_log", None) or {}
     error = STATE.pop("recognition_error", None) or log_.get("error")
@@ -84,8 +120,9 @@ def _retrieve(rag: Any, question: str, k: int) -> tuple[Any, dict[str, Any]]:
         raise RuntimeError(f"HippoRAG 2's recognition-memory call failed ({error}); the package would have "
                            "answered from dense passage retrieval as if no fact matched. Rerun to resume.")
     before, kept = len(log_.get("facts_before_rerank") or []), len(log_.get("facts_after_rerank") or [])
-    return solution, {"recognition": {"facts_before": before, "facts_kept": kept},
-                      "fallback": None if kept else "dense passage retrieval (recognition memory kept no fact)"}
+    fallback = STATE.pop("graph_search_error", None) or (
+        None if kept else "dense passage retrieval (recognition memory kept no fact)")
+    return solution, {"recognition": {"facts_before": before, "facts_kept": kept}, "fallback": fallback}
 
 
 def _map(units: list[dict[str, Any]]) -> list[str]:
