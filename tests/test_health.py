@@ -149,6 +149,9 @@ def test_contexts_from_a_packages_fallback_are_counted() -> None:
     assert two.status == "warn" and two.value == pytest.approx(0.2) and dense in two.message
     every = fallback([dense] * 10)
     assert every.status == "fail" and "10 of 10 (100%)" in every.message
+    weight = "dense passage retrieval (the graph search failed its weight check)"
+    mixed = fallback([dense] * 5 + [weight] * 2 + [None] * 3)  # each reason named, with its count
+    assert f"(5: {dense}; 2: {weight})" in mixed.message
     unrecorded = {c.name: c for c in context_checks([_pred(i, "c") for i in range(4)], {}, (), True, {},
                                                    TH["context"])}["fallback"]
     assert unrecorded.value is None and "no prediction records" in unrecorded.message
@@ -248,6 +251,18 @@ def test_answers_equal_to_the_prompt_example_and_refusals() -> None:
     assert checks["prompt_example_answers"].status == "fail"
     # the declined category-5-like question is not answerable; the other decline counts
     assert checks["refusals"].value == pytest.approx(1 / 11, abs=1e-4) and checks["refusals"].status == "ok"
+
+
+def test_a_decline_in_the_models_own_voice_counts_and_a_claim_about_the_user_does_not() -> None:
+    """The 1.5B's LongMemEval declines ("I'm sorry, but I don't have any ... suggestions") split at
+    ", but" into two parts, and the shared refusal rule read only the first as one."""
+    answers = ["I'm sorry, but I don't have any gardening tips for next spring.",
+               "I'm sorry, but I don't have any information about the trips you took in the autumn. "
+               "Could you please provide more details about what you want?",
+               "You don't have any siblings.", "I don't have any pets.", "Sorry, but you moved to Lisbon."]
+    preds = [_pred(i, "c", answer=a) for i, a in enumerate(answers)]
+    check = {c.name: c for c in answer_checks(preds, (), TH["answer"])}["refusals"]
+    assert check.value == pytest.approx(2 / 5, abs=1e-4) and check.status == "fail"
 
 
 def test_every_declared_answer_prompt_example_is_in_its_answer_prompt() -> None:

@@ -12,8 +12,11 @@ A looping answer says one item `loop_item_repeats` times (a list line, a sentenc
 comma-separated item; list numbers dropped, dates read as calendar days so "May 3, 2024" stays
 one item) or repeats a run of `loop_words` words (model_access.repeat_stop's plain-text rule,
 the one that cuts looping replies at the source). A refusal is an answer whose every sentence
-declines (evaluation.answer_text); it counts only on answerable questions, whose gold is
-neither empty (EpBench's no-event questions) nor itself a decline (LoCoMo category 5).
+declines (evaluation.answer_text), or says in the model's own voice that it has nothing to go on
+("I'm sorry, but I don't have any meal prep suggestions": the 1.5B's LongMemEval declines, which
+the shared rule splits at ", but" and misses; the grounding rules keep the shared rule, so no
+score moves); it counts only on answerable questions, whose gold is neither empty (EpBench's
+no-event questions) nor itself a decline (LoCoMo category 5).
 """
 
 from __future__ import annotations
@@ -66,9 +69,18 @@ def loop(answer: str, item_repeats: int, words: int) -> str | None:
     return None if cut is None else f"{words} words again: {answer[cut.at:cut.at + 60]!r}"
 
 
+# "I don't have any (meal prep) suggestions" (first person only, so that "You don't have any
+# siblings", a claim about the user, stays an answer), and the request for more that may follow it
+NOTHING_TO_GO_ON = re.compile(
+    r"\bi (?:do not|don't|did not|didn't) have (?:any |enough |the )?(?:[\w-]+ ){0,3}?"
+    r"(?:information|details|data|records?|knowledge|context|suggestions|recommendations|ideas|tips|advice|"
+    r"memor(?:y|ies)|access)\b|\b(?:could|can) you (?:please )?(?:provide|share|give) (?:me )?(?:more|additional|some)\b",
+    re.I)
+
+
 def declines(answer: str) -> bool:
     parts = sentences(answer)
-    return bool(parts) and all(is_refusal_sentence(s) for s in parts)
+    return bool(parts) and all(is_refusal_sentence(s) or NOTHING_TO_GO_ON.search(s) for s in parts)
 
 
 def answerable(p: dict[str, Any]) -> bool:

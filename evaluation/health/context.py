@@ -145,7 +145,8 @@ def fallback_check(predictions: list[dict[str, Any]], limits: dict[str, Any]) ->
     n = sum(fell.values())
     what = f"{pct(n, len(recorded))} contexts came from a fallback, not the method's own memory"
     if fell:
-        what += f" ({fell.most_common(1)[0][0]})"
+        what += " (" + "; ".join(f"{k}: {reason}" for reason, k in fell.most_common(3)) + \
+            (f"; {len(fell) - 3} more reasons" if len(fell) > 3 else "") + ")"
     return check("fallback", SCOPE, share(n, len(recorded)), limits, what)
 
 

@@ -16,7 +16,7 @@ min-max normalised, so the least similar fact scores 0, and when the filter keep
 found only in that fact gets weight 0 while the linking map still counts it (the assertion in
 `get_top_k_weights`; measured on a 4-fact LongMemEval haystack built by the 0.5B). The worker
 answers that question from the package's dense passage retrieval, as the package does when no
-fact is kept, and names this fallback with the zero-scored facts it kept.
+fact is kept, names this fallback, and records how many kept facts scored 0.
 """
 
 from __future__ import annotations
@@ -93,10 +93,9 @@ def _watch_graph_search(rag: Any) -> None:
             if not _raised_in(exc, "get_top_k_weights"):
                 raise
             scores, kept = kw.get("query_fact_scores"), kw.get("top_k_fact_indices") or []
-            zero = sum(1 for i in kept if scores is not None and float(scores[i]) == 0.0)
-            STATE["graph_search_error"] = (
-                f"dense passage retrieval (HippoRAG 2's graph search failed its weight check; "
-                f"{zero} of the {len(kept)} kept facts scored 0 after min-max normalisation)")
+            STATE["kept_zero_scored"] = sum(1 for i in kept if scores is not None and float(scores[i]) == 0.0)
+            STATE["graph_search_error"] = ("dense passage retrieval (HippoRAG 2's graph search failed its weight "
+                                           "check: a kept fact scored 0 after min-max normalisation)")
             return rag.dense_passage_retrieval(kw.get("query", a[0] if a else None))
 
     rag.graph_search_with_fact_entities = graph_search
@@ -111,7 +110,7 @@ def _raised_in(exc: BaseException, function: str) -> bool:
 
 def _retrieve(rag: Any, question: str, k: int) -> tuple[Any, dict[str, Any]]:
     """One HippoRAG retrieval and what its recognition memory did: (solution, fields for the reply)."""
-    for key in ("recognition_error", "recognition_log", "graph_search_error"):
+    for key in ("recognition_error", "recognition_log", "graph_search_error", "kept_zero_scored"):
         STATE.pop(key, None)
     solution = rag.retrieve(queries=[question], num_to_retrieve=k)[0]
     log_ = STATE.pop("recognition_log", None) or {}
@@ -120,9 +119,13 @@ def _retrieve(rag: Any, question: str, k: int) -> tuple[Any, dict[str, Any]]:
         raise RuntimeError(f"HippoRAG 2's recognition-memory call failed ({error}); the package would have "
                            "answered from dense passage retrieval as if no fact matched. Rerun to resume.")
     before, kept = len(log_.get("facts_before_rerank") or []), len(log_.get("facts_after_rerank") or [])
-    fallback = STATE.pop("graph_search_error", None) or (
-        None if kept else "dense passage retrieval (recognition memory kept no fact)")
-    return solution, {"recognition": {"facts_before": before, "facts_kept": kept}, "fallback": fallback}
+    recognition = {"facts_before": before, "facts_kept": kept}
+    fallback = STATE.pop("graph_search_error", None)
+    if fallback:
+        recognition["kept_zero_scored"] = STATE.pop("kept_zero_scored", 0)
+    elif not kept:
+        fallback = "dense passage retrieval (recognition memory kept no fact)"
+    return solution, {"recognition": recognition, "fallback": fallback}
 
 
 def _map(units: list[dict[str, Any]]) -> list[str]:
