@@ -134,6 +134,9 @@ def test_table_from_a_saved_matrix() -> None:
     text = table(m)  # format 1: no answering model or health recorded, and the table says so
     assert "| a | 0.500 (2) | 0.900 (1) [1 failed] | not recorded" in text and "| strict | 1.00 | -1.00 |" in text
     assert "answering model: not recorded" in text
+    m["runs"].append({"method": "c", "scores": {"strict": 0.6, "generous": None}, "judge_failed": {"strict": 0, "generous": 0}})
+    text = table(m)  # equal scores share a rank
+    assert "| b | 0.600 (1=) |" in text and "| c | 0.600 (1=) | – |" in text and "| a | 0.500 (3) |" in text
 
 
 def test_a_matrix_names_each_runs_answering_model_and_health(tmp_path: Path) -> None:

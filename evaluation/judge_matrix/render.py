@@ -20,9 +20,11 @@ def sample(matrix: dict[str, Any]) -> str:
 
 
 def cell(matrix: dict[str, Any], run: dict[str, Any], criterion: str) -> str:
-    """One run's score under one criterion, its rank in brackets and its judge failures."""
+    """One run's score under one criterion, its rank in brackets (shared by equal scores, marked
+    "=": four methods at 0.500 are all "1=", not ranked 1-4 by name) and its judge failures."""
     score, failed = run["scores"][criterion], run["judge_failed"][criterion]
-    rank = matrix["ranking"][criterion].index(run["method"]) + 1
+    others = [r["scores"][criterion] for r in matrix["runs"] if r is not run and r["scores"][criterion] is not None]
+    rank = "" if score is None else f"{1 + sum(o > score for o in others)}{'=' if score in others else ''}"
     return ("–" if score is None else f"{fmt(score)} ({rank})") + (f" [{failed} failed]" if failed else "")
 
 
@@ -57,8 +59,9 @@ def table(matrix: dict[str, Any]) -> str:
     for a in crit:
         lines.append(f"| {a} | " + " | ".join(fmt(matrix["kendall_tau"][a][b], 2) for b in crit) + " |")
     lines += ["", "Score: the mean per-question score over those questions (all of them, adversarial and "
-              "unanswerable ones included; EpBench: item F1). (n) = the method's rank under that criterion; "
-              "a judge failure is left out of the mean and counted.",
+              "unanswerable ones included; EpBench: item F1). (n) = the method's rank under that criterion "
+              "(n= : tied); a judge failure is left out of the mean and counted. Tau – : undefined, a "
+              "criterion that scores every method alike has no ranking to compare.",
               "Criteria: " + "; ".join(f"{c} = {d}" for c, d in matrix["criteria"].items()) + ".",
               f"Judge calls: {matrix['calls'].get('fresh', 0)} fresh, {matrix['calls'].get('cached', 0)} "
               "from the cache."]
