@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 
@@ -217,6 +218,18 @@ def test_a_two_conversation_report_pairs_by_conversation_and_weights_a_subset(tm
     assert "Weighted by population share (category): differences gsw +0.750; no std or detectable" in text
     assert "+0.750 ± 0.000" not in text and "MDE 0.000" not in text
     assert "| gsw | 0.750 ± – (not estimated: 2 of 2 strata hold fewer than 5 questions) |" in text
+
+
+def test_two_runs_that_score_every_question_alike_print_no_detectable_difference(tmp_path: Path) -> None:
+    """LongMemEval's oracle runs answered the same 12 questions right: every paired difference is
+    0, the bootstrap std is 0, and "MDE 0.000" would read as a test that detects anything."""
+    ref = _locomo_run(tmp_path, "vanilla-0000000005", {"conv-A": [1, 0, 1, 1, 0, 1]}, {})
+    same = _locomo_run(tmp_path, "seem-0000000006", {"conv-A": [1, 0, 1, 1, 0, 1]}, {})
+    other = _locomo_run(tmp_path, "gsw-0000000007", {"conv-A": [1, 1, 0, 1, 0, 0]}, {})
+    text = build_report([ref, same, other], tmp_path / "rep", reference=ref)[0].read_text()
+    mde = next(x for x in text.split("### Paired differences")[1].splitlines() if x.startswith("Minimum detectable"))
+    assert "seem – (not estimated: every question differs by the same amount)" in mde
+    assert "seem 0.000" not in mde and re.search(r"gsw 0\.\d{3}", mde) and "gsw 0.000" not in mde
 
 
 # -- the audit file and the loader ----------------------------------------------------------

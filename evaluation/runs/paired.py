@@ -39,7 +39,7 @@ def paired_differences(runs: list[Run], reference: Run,
             continue
         mine = scores(r)
         d = paired_difference(mine, ref, clusters=clusters)
-        d["mde"] = min_detectable_difference(d["diff_std"], ALPHA, POWER)
+        d["mde"] = _mde(d["diff_std"])
         if strata is not None:
             d["weighted"] = _weighted(mine, ref, strata, block)
         out.append((r, d))
@@ -59,8 +59,19 @@ def _weighted(a: dict[str, float], b: dict[str, float], strata: dict[str, str],
     value, std = stratified_mean([a[i] - b[i] for i in ids], labels, block["weights"], **({"resamples": 1} if thin else {}))
     if thin:
         return {"key": block["key"], "diff": value, "diff_std": math.nan, "mde": math.nan, "thin": len(thin)}
-    return {"key": block["key"], "diff": value, "diff_std": std,
-            "mde": min_detectable_difference(std, ALPHA, POWER)}
+    return {"key": block["key"], "diff": value, "diff_std": std, "mde": _mde(std)}
+
+
+def _mde(std: float) -> float:
+    """The minimum detectable difference from the difference's bootstrap std; NaN when that std
+    is 0: every question differs by the same amount (two runs that score every question alike),
+    so the data hold no variance to size a test with, and "MDE 0.000" would read as a test that
+    detects any difference."""
+    return math.nan if std == 0 else min_detectable_difference(std, ALPHA, POWER)
+
+
+def _mde_text(mde: float) -> str:
+    return f"{mde:.3f}" if not math.isnan(mde) else "– (not estimated: every question differs by the same amount)"
 
 
 def paired_notes(pairs: list[tuple[Run, dict[str, Any]]], reference: Run) -> list[str]:
@@ -77,7 +88,7 @@ def paired_notes(pairs: list[tuple[Run, dict[str, Any]]], reference: Run) -> lis
         ns = sorted({d["n"] for _, d in pairs})
         lines.append(f"Minimum detectable difference at n = {'/'.join(map(str, ns))} (80% power, two-sided "
                      f"alpha {ALPHA}, 2.80 x the difference's std): "
-                     + ", ".join(f"{r.label or r.method} {d['mde']:.3f}" for r, d in pairs) + ".")
+                     + ", ".join(f"{r.label or r.method} {_mde_text(d['mde'])}" for r, d in pairs) + ".")
         weighted = [(r, d["weighted"]) for r, d in pairs if "weighted" in d]
         thin = [(r, w) for r, w in weighted if w.get("thin")]
         if thin:
@@ -90,5 +101,5 @@ def paired_notes(pairs: list[tuple[Run, dict[str, Any]]], reference: Run) -> lis
             lines.append(f"Weighted by population share ({weighted[0][1]['key']}; the headline the papers "
                          "weight), difference ± std and minimum detectable difference: "
                          + ", ".join(f"{r.label or r.method} {w['diff']:+.3f} ± {w['diff_std']:.3f} "
-                                     f"(MDE {w['mde']:.3f})" for r, w in weighted) + ".")
+                                     f"(MDE {_mde_text(w['mde'])})" for r, w in weighted) + ".")
     return lines
