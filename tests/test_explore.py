@@ -163,6 +163,36 @@ def test_judge_matrix_shapes(tmp_path: Path, shape: str) -> None:
     assert "error" in odd and odd["raw"] == {"whatever": [1, 2, 3]}
 
 
+def test_the_judge_matrix_commands_own_artifact_is_read_by_its_keys(tmp_path: Path) -> None:
+    """evaluation/judge_matrix's judge_matrix.json: scores per run, taus, and a criterion-by-
+    criterion table of p-values that the shape guesses once read as the scores (the shipped
+    EpBench explorer showed p-values under "strict" and "model_free")."""
+    from evaluation.judge_matrix.matrix import summarize
+
+    class _Run:
+        def __init__(self, label: str) -> None:
+            self.label, self.path, self.answer_model, self.health = label, tmp_path / label, "m", "ok"
+            self.dataset, self.protocol = type("D", (), {"name": "locomo"})(), object()
+            self.questions, self.predictions = {"q1", "q2", "q3"}, []
+
+    per_question = [{"strict": {"q1": 1.0, "q2": 0.0, "q3": 1.0}, "model_free": {"q1": 1.0, "q2": 1.0, "q3": 1.0}},
+                    {"strict": {"q1": 0.0, "q2": 0.0, "q3": 1.0}, "model_free": {"q1": 0.0, "q2": 1.0, "q3": 0.0}},
+                    {"strict": {"q1": 0.0, "q2": 0.0, "q3": 0.0}, "model_free": {"q1": 1.0, "q2": 1.0, "q3": 0.0}}]
+    matrix = summarize([_Run("vanilla"), _Run("gsw"), _Run("seem")], per_question, ["q1", "q2", "q3"],
+                       ("strict", "model_free"), "j", {"fresh": 0, "cached": 6})
+    assert isinstance(matrix["kendall_p"]["strict"]["model_free"], float)  # the table that was misread
+    path = tmp_path / "judge_matrix.json"
+    path.write_text(json.dumps(matrix))
+    jm = read_judge_matrix(path, ["vanilla", "gsw", "seem"])
+    assert jm["methods"] == ["vanilla", "gsw", "seem"] and jm["criteria"] == ["strict", "model_free"]
+    assert jm["scores"] == [[pytest.approx(2 / 3), 1.0], [pytest.approx(1 / 3), pytest.approx(1 / 3)],
+                            [0.0, pytest.approx(2 / 3)]]
+    assert jm["tau"]["strict"]["model_free"] == matrix["kendall_tau"]["strict"]["model_free"]
+    del matrix["runs"]  # without its runs, the guesses must not take the p-values either
+    path.write_text(json.dumps(matrix))
+    assert read_judge_matrix(path, ["vanilla", "gsw", "seem"]).get("methods") != ["strict", "model_free"]
+
+
 def test_block_headers_name_their_units() -> None:
     assert header_unit("Chapter 11: exhibition", ["1", "11"]) == "11"
     assert header_unit("Chapter 1", ["11"]) is None

@@ -68,6 +68,9 @@ def read_judge_matrix(path: Path, labels: list[str]) -> dict[str, Any]:
     except (OSError, ValueError) as exc:
         return {"source": path.name, "error": f"unreadable: {exc}"}
     out: dict[str, Any] = {"source": path.name}
+    own = _own_matrix(data)
+    if own is not None:  # `memeval judge-matrix`'s own artifact: read by its keys, not guessed
+        return {**out, **own}
     grid = _grid(data, labels)
     if grid is None:
         return {**out, "error": "shape not recognised; shown as saved", "raw": _plain(data)}
@@ -83,6 +86,24 @@ def read_judge_matrix(path: Path, labels: list[str]) -> dict[str, Any]:
             notes += [f"{k}: {x}" for x in (v if isinstance(v, list) else [v])]
     if notes:
         out["notes"] = notes
+    return out
+
+
+def _own_matrix(data: Any) -> dict[str, Any] | None:
+    """Scores and taus of evaluation/judge_matrix's judge_matrix.json (its `runs`, each with a
+    method and a score per criterion, and `kendall_tau`); None for any other file. The shape
+    guesses below once took its `kendall_p` table (criterion by criterion) for the scores."""
+    if not isinstance(data, dict) or not isinstance(data.get("runs"), list) or "kendall_tau" not in data:
+        return None
+    runs = data["runs"]
+    if not runs or not all(isinstance(r, dict) and "method" in r and isinstance(r.get("scores"), dict) for r in runs):
+        return None
+    criteria = list(data.get("criteria") or dict.fromkeys(c for r in runs for c in r["scores"]))
+    out = {"methods": [str(r["method"]) for r in runs], "criteria": criteria,
+           "scores": [[_number(r["scores"].get(c)) for c in criteria] for r in runs],
+           "tau": _plain(data["kendall_tau"])}
+    if data.get("judge"):
+        out["notes"] = [f"judge: {data['judge']}"]
     return out
 
 
@@ -126,9 +147,15 @@ def _grid(data: Any, labels: list[str]) -> tuple[list[str], list[str], list[list
             if isinstance(data.get(k), dict) and _is_table(data[k]):
                 return _oriented(data[k], labels)
         for k, v in data.items():
-            if "tau" not in k.lower() and isinstance(v, dict) and _is_table(v):
+            if not _is_correlation(k) and isinstance(v, dict) and _is_table(v):
                 return _oriented(v, labels)
     return None
+
+
+def _is_correlation(key: str) -> bool:
+    """A table of criterion against criterion (rank correlations, their p-values), not scores."""
+    k = key.lower()
+    return "tau" in k or "kendall" in k or "corr" in k or k.endswith("_p") or "p_value" in k
 
 
 def _is_table(d: dict[str, Any]) -> bool:
