@@ -145,8 +145,10 @@ def fallback_check(predictions: list[dict[str, Any]], limits: dict[str, Any]) ->
     n = sum(fell.values())
     what = f"{pct(n, len(recorded))} contexts came from a fallback, not the method's own memory"
     if fell:
-        what += " (" + "; ".join(f"{k}: {reason}" for reason, k in fell.most_common(3)) + \
-            (f"; {len(fell) - 3} more reasons" if len(fell) > 3 else "") + ")"
+        reasons = [f"{k}: {reason}" for reason, k in fell.most_common(3)]
+        if len(fell) > 3:
+            reasons.append(f"{len(fell) - 3} more reasons")
+        what += f" ({'; '.join(reasons)})"
     return check("fallback", SCOPE, share(n, len(recorded)), limits, what)
 
 
