@@ -102,6 +102,11 @@ class Protocol(ABC):
             raise NotImplementedError(f"{type(self).__name__} gives no per-question headline under policy {policy!r}")
         return self.question_scores(judgments, predictions)
 
+    def headline_questions(self, predictions: list[dict[str, Any]]) -> set[str]:
+        """The questions the headline overall counts (what a re-judging of the answers, such as the
+        judge matrix, should average): all of them, unless the protocol's overall leaves some out."""
+        return {p["question_id"] for p in predictions}
+
     def resampling(self, predictions: list[dict[str, Any]]) -> Resampling:
         """What the bootstrap resamples (written as metrics.json `statistics`): questions, by default."""
         return Resampling("question", len({p["question_id"] for p in predictions}))

@@ -172,7 +172,8 @@ def test_the_judge_matrix_commands_own_artifact_is_read_by_its_keys(tmp_path: Pa
     class _Run:
         def __init__(self, label: str) -> None:
             self.label, self.path, self.answer_model, self.health = label, tmp_path / label, "m", "ok"
-            self.dataset, self.protocol = type("D", (), {"name": "locomo"})(), object()
+            self.dataset = type("D", (), {"name": "locomo"})()
+            self.protocol = type("P", (), {"headline_questions": lambda _, preds: {"q1", "q2", "q3"}})()
             self.questions, self.predictions = {"q1", "q2", "q3"}, []
 
     per_question = [{"strict": {"q1": 1.0, "q2": 0.0, "q3": 1.0}, "model_free": {"q1": 1.0, "q2": 1.0, "q3": 1.0}},

@@ -288,6 +288,12 @@ class LoCoMoProtocol(Protocol):
         return {r["question_id"]: r["judge"] for r in self.scored_rows(judgments, predictions)
                 if r["category"] in scope and not math.isnan(r["judge"])}
 
+    def headline_questions(self, predictions: list[dict[str, Any]]) -> set[str]:
+        """Categories the overall covers (1-4 under the default policy: a decline scores on category
+        5, so averaging it in ranks a method that declines everything first)."""
+        scope = self._scope(None)
+        return {p["question_id"] for p in predictions if p.get("category") is None or int(p["category"]) in scope}
+
     def resampling(self, predictions: list[dict[str, Any]]) -> Resampling:
         """A cluster bootstrap over conversations when the run holds 2+; one conversation's
         questions are resampled as questions, with a note that this understates the uncertainty.

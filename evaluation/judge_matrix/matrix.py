@@ -6,7 +6,8 @@ The `strict` criterion is the run's own protocol at its current grounding versio
 whose judge calls are the run's own (free when its calls are in the cache); the LLM criteria
 (criteria.py) make one call per answer, cached like every call; `model_free` makes none. A
 method's score under a criterion is its mean per-question score over the questions every run
-answered; the rank correlation of two criteria is Kendall's tau (scipy, tau-b) between the
+answered that the protocol's headline counts (LoCoMo: categories 1-4, not the adversarial
+ones, where a decline scores); the rank correlation of two criteria is Kendall's tau (scipy, tau-b) between the
 methods' scores under each.
 """
 
@@ -33,7 +34,7 @@ from ..runs.upgrade import read_config, read_meta
 from .criteria import CRITERIA, LLM_CRITERIA, PROMPT_VERSION, messages
 from .families import Family, family_of
 
-FORMAT = 2  # 2: each run's answering model, health and strict grounding version
+FORMAT = 3  # 2: each run's answering model, health and strict grounding version; 3: headline questions only
 
 
 @dataclass
@@ -154,7 +155,7 @@ def summarize(runs: list[RunInput], per_question: list[dict[str, dict[str, float
     return {
         "format": FORMAT, "prompt_version": PROMPT_VERSION, "dataset": runs[0].dataset.name,
         "judge": judge_name, "criteria": {c: CRITERIA[c] for c in criteria}, "n_questions": len(ids),
-        "n_shared": len(common_ids(runs)), "every": max(1, every),
+        "n_shared": len(common_ids(runs)), "every": max(1, every), "scope": "headline",
         "methods": labels,
         "runs": [{"method": lab, "run": str(r.path), "answer_model": r.answer_model, "health": r.health,
                   "grounding_version": getattr(r.protocol, "grounding_version", None),
@@ -189,11 +190,12 @@ def _unique(labels: list[str]) -> list[str]:
 
 
 def common_ids(runs: list[RunInput]) -> list[str]:
-    """The questions every run answered, in the first run's order; one dataset only."""
+    """The questions every run answered and its protocol's headline counts, in the first run's
+    order; one dataset only."""
     names = {r.dataset.name for r in runs}
     if len(names) > 1:
         raise ValueError(f"one matrix per dataset, not {sorted(names)}")
-    shared = set.intersection(*(set(r.questions) for r in runs))
+    shared = set.intersection(*(set(r.questions) & r.protocol.headline_questions(r.predictions) for r in runs))
     return [p["question_id"] for p in runs[0].predictions if p["question_id"] in shared]
 
 

@@ -10,13 +10,26 @@ from typing import Any
 from ..protocol import fmt
 
 
+def _answered(matrix: dict[str, Any]) -> str:
+    """"every run answered", and since format 3 "... that the headline counts"."""
+    return "every run answered" + (" that the headline counts" if matrix.get("scope") == "headline" else "")
+
+
 def sample(matrix: dict[str, Any]) -> str:
     """Which questions were re-judged: all those every run answered, or every k-th of them."""
     every = int(matrix.get("every", 1))
     if every <= 1:
-        return f"{matrix['n_questions']} questions every run answered"
-    return (f"{matrix['n_questions']} questions (1 in {every} of the {matrix.get('n_shared', '?')} every run "
-            "answered, in question order)")
+        return f"{matrix['n_questions']} questions {_answered(matrix)}"
+    return (f"{matrix['n_questions']} questions (1 in {every} of the {matrix.get('n_shared', '?')} "
+            f"{_answered(matrix)}, in question order)")
+
+
+def scope_note(matrix: dict[str, Any]) -> str:
+    """Which questions a score averages, as the matrix's format recorded it."""
+    if matrix.get("scope") == "headline":
+        return ("the questions the protocol's headline counts (LoCoMo: categories 1-4, the adversarial "
+                "ones apart; EpBench: item F1)")
+    return "the shared questions (adversarial and unanswerable ones included; EpBench: item F1)"
 
 
 def cell(matrix: dict[str, Any], run: dict[str, Any], criterion: str) -> str:
@@ -58,8 +71,8 @@ def table(matrix: dict[str, Any]) -> str:
               "| | " + " | ".join(crit) + " |", "|---|" + "---|" * len(crit)]
     for a in crit:
         lines.append(f"| {a} | " + " | ".join(fmt(matrix["kendall_tau"][a][b], 2) for b in crit) + " |")
-    lines += ["", "Score: the mean per-question score over those questions (all of them, adversarial and "
-              "unanswerable ones included; EpBench: item F1). (n) = the method's rank under that criterion "
+    lines += ["", f"Score: the mean per-question score over {scope_note(matrix)}. (n) = the method's rank "
+              "under that criterion "
               "(n= : tied); a judge failure is left out of the mean and counted. Tau – : undefined, a "
               "criterion that scores every method alike has no ranking to compare.",
               "Criteria: " + "; ".join(f"{c} = {d}" for c, d in matrix["criteria"].items()) + ".",

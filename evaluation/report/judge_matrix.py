@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..judge_matrix.render import cell, figure, sample, setup
+from ..judge_matrix.render import cell, figure, sample, scope_note, setup
 from ..protocol import fmt
 from ..runs.scored import ReportError, Run
 from .tables import HEALTH, HEALTH_NOTE, Table
@@ -44,9 +44,8 @@ def matrix_tables(matrix: dict[str, Any], runs: list[Run]) -> list[Table]:
     prov = [f"{setup(matrix)}; prompts: {matrix.get('prompt_version', '?')}; {sample(matrix)}",
             f"runs: {len(judged & by_name.keys())} of this section's {len(runs)}"
             + (f" (not re-judged: {', '.join(missing)})" if missing else "")]
-    notes = ["Each cell: the method's mean per-question score under that criterion over the shared questions "
-             "(adversarial and unanswerable ones included; EpBench: item F1), its rank in brackets; a judge "
-             "failure is left out of the mean and counted.",
+    notes = [f"Each cell: the method's mean per-question score under that criterion over {scope_note(matrix)}, "
+             "its rank in brackets; a judge failure is left out of the mean and counted.",
              "Criteria: " + "; ".join(f"{c} = {d}" for c, d in matrix["criteria"].items()) + ".",
              f"Judge calls: {matrix['calls'].get('fresh', 0)} fresh, {matrix['calls'].get('cached', 0)} from the "
              "cache. The same answers, judged differently: where the rankings disagree (tau well below 1), the "
