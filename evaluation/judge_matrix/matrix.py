@@ -7,8 +7,8 @@ whose judge calls are the run's own (free when its calls are in the cache); the 
 (criteria.py) make one call per answer, cached like every call; `model_free` makes none. A
 method's score under a criterion is its mean per-question score over the questions every run
 answered that the protocol's headline counts (LoCoMo: categories 1-4, not the adversarial
-ones, where a decline scores); the rank correlation of two criteria is Kendall's tau (scipy, tau-b) between the
-methods' scores under each.
+ones, where a decline scores); the rank correlation of two criteria is Kendall's tau (scipy,
+tau-b) between the methods' scores under each.
 """
 
 from __future__ import annotations

@@ -10,9 +10,13 @@ from typing import Any
 from ..protocol import fmt
 
 
+def _headline_only(matrix: dict[str, Any]) -> bool:
+    """Since format 3 a matrix scores only the questions its protocol's headline counts."""
+    return matrix.get("scope") == "headline"
+
+
 def _answered(matrix: dict[str, Any]) -> str:
-    """"every run answered", and since format 3 "... that the headline counts"."""
-    return "every run answered" + (" that the headline counts" if matrix.get("scope") == "headline" else "")
+    return "every run answered" + (" that the headline counts" if _headline_only(matrix) else "")
 
 
 def sample(matrix: dict[str, Any]) -> str:
@@ -26,7 +30,7 @@ def sample(matrix: dict[str, Any]) -> str:
 
 def scope_note(matrix: dict[str, Any]) -> str:
     """Which questions a score averages, as the matrix's format recorded it."""
-    if matrix.get("scope") == "headline":
+    if _headline_only(matrix):
         return ("the questions the protocol's headline counts (LoCoMo: categories 1-4, the adversarial "
                 "ones apart; EpBench: item F1)")
     return "the shared questions (adversarial and unanswerable ones included; EpBench: item F1)"
