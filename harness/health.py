@@ -62,7 +62,8 @@ def index_view(run: Path, cls: type[MemoryMethod]) -> dict[str, Any]:
 def run_health(run: Path, thresholds: dict[str, Any], dataset: Any = None) -> Health:
     """`dataset`: the run's benchmark data where the caller already holds it (else it is read)."""
     cls = method_class(run)
-    return check_run(run, thresholds, index_view(run, cls), tuple(cls.no_context_markers), dataset)
+    return check_run(run, thresholds, index_view(run, cls), tuple(cls.no_context_markers), dataset,
+                     tuple(cls.context_labels))
 
 
 def write_health(run: Path, thresholds: dict[str, Any], dataset: Any = None) -> Health:

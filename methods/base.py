@@ -122,6 +122,10 @@ class MemoryMethod(ABC):
     # The exact strings a package returns in place of a context when it found nothing (LightRAG's
     # fail_response): `memeval health` counts such a context as empty, whatever its length.
     no_context_markers: ClassVar[tuple[str, ...]] = ()
+    # The exact label strings the method's context format writes around its memory (section
+    # headers, field names), which the corpus need not write: `memeval health`'s unsourced_names
+    # check cuts them out before it reads a context's names (evaluation/health/names.py).
+    context_labels: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, services: Services, name: str | None = None):
         self.services = services

@@ -18,7 +18,9 @@
   method is defined to hand over, so "everything in context" no longer holds;
 - fallback: contexts the method's own memory did not produce, where its package fell back to
   another retriever (a method that can fall back records `fallback` in each prediction's
-  retrieval: HippoRAG 2's dense passage retrieval when its recognition memory keeps no fact).
+  retrieval: HippoRAG 2's dense passage retrieval when its recognition memory keeps no fact);
+- unsourced_names: contexts holding a name the corpus never writes, a memory's invention or a
+  package prompt's example copied into the index (names.py).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from ..runs.cap_audit import summarize as summarize_audit
 from ..runs.health_file import Check
 from .dates import unit_dates_check
 from .grading import check, not_measured, pct, share
+from .names import unsourced_names_check
 from .spread import hub_unit_check
 
 SCOPE = "context"
@@ -84,7 +87,8 @@ def gold_string_share(predictions: list[dict[str, Any]], markers: tuple[str, ...
 
 def context_checks(predictions: list[dict[str, Any]], metrics: dict[str, Any], markers: tuple[str, ...],
                    gold_in_text: bool, corpus_units: dict[str, int], th: dict[str, Any],
-                   unit_dates: dict[str, dict[str, str]] | None = None) -> list[Check]:
+                   unit_dates: dict[str, dict[str, str]] | None = None,
+                   sources: dict[str, frozenset[str]] | None = None, labels: tuple[str, ...] = ()) -> list[Check]:
     n = len(predictions)
     contexts = [str(p.get("context_text") or "") for p in predictions]
     empty = sum(is_empty(c, markers) for c in contexts)
@@ -131,6 +135,7 @@ def context_checks(predictions: list[dict[str, Any]], metrics: dict[str, Any], m
     out.append(beyond_cap_check(predictions, th["beyond_cap"]))
     out.append(truncated_check(predictions, th["truncated"]))
     out.append(fallback_check(predictions, th["fallback"]))
+    out.append(unsourced_names_check(predictions, sources, labels, markers, th["unsourced_names"]))
     return out
 
 

@@ -19,6 +19,7 @@ from .context import context_checks
 from .dates import day_key
 from .index import index_checks
 from .judge import judge_checks
+from .names import vocabulary
 
 
 def protocol_class(run: Path) -> type[Protocol]:
@@ -53,10 +54,20 @@ def unit_dates(dataset: Any) -> dict[str, dict[str, str]] | None:
     return out
 
 
+def corpus_vocabularies(dataset: Any) -> dict[str, frozenset[str]] | None:
+    """Corpus id -> the stems of every word its units write (text, title, timestamp, and the id a
+    context may head a unit with: LongMemEval's "answer_sharegpt_YkWn1Ne_0"), for the
+    unsourced-names check (None when the run's benchmark data is not on this machine)."""
+    if dataset is None:
+        return None
+    return {str(cid): vocabulary(t for u in corpus.units for t in (u.text, u.title or "", u.timestamp or "", u.id))
+            for cid, corpus in dataset.corpora.items()}
+
+
 def check_run(run: Path, thresholds: dict[str, Any], index: dict[str, Any] | None = None,
-              markers: tuple[str, ...] = (), dataset: Any = None) -> Health:
-    """Every check on a scored run folder. `index` and `markers` come from the method (the layer
-    above reads them: harness/health.py); thresholds as load_thresholds gives them. `dataset`: the
+              markers: tuple[str, ...] = (), dataset: Any = None, labels: tuple[str, ...] = ()) -> Health:
+    """Every check on a scored run folder. `index`, `markers` and `labels` come from the method
+    (the layer above reads them: harness/health.py); thresholds as load_thresholds gives them. `dataset`: the
     run's benchmark data where the caller holds it (the score stage), else read from the saved
     loader. A run that only indexed (`stages=[index]`: no metrics.json, an index health probe)
     gets the index checks."""
@@ -67,9 +78,10 @@ def check_run(run: Path, thresholds: dict[str, Any], index: dict[str, Any] | Non
     judgments = folder.read_jsonl("judgments.jsonl")
     metrics = read_metrics(folder)
     proto = protocol_class(run)
+    data = dataset if dataset is not None else saved_dataset(run)
     checks = [*index_checks(index, thresholds["index"]),
               *context_checks(predictions, metrics, markers, proto.gold_strings_in_text, corpus_units(run),
-                              thresholds["context"], unit_dates(dataset if dataset is not None else saved_dataset(run))),
+                              thresholds["context"], unit_dates(data), corpus_vocabularies(data), labels),
               *answer_checks(predictions, prompt_examples(run), thresholds["answer"]),
               *judge_checks(run, metrics, judgments, proto.judge_called, thresholds["judge"],
                            proto.current_grounding)]

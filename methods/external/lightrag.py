@@ -23,6 +23,9 @@ class LightRAGMethod(ExternalMethod):
     # lightrag-hku 1.5.7 prompt.py PROMPTS["fail_response"]: what only_need_context returns when
     # the keyword search finds no entity, relation or chunk (21 of 40 bundled EpBench contexts)
     no_context_markers = ("Sorry, I'm not able to provide an answer to that question.[no-context]",)
+    # the package's context template: its section headers and their example heading path
+    context_labels = ("Knowledge Graph Data", "Document Chunks", "Reference Document List",
+                      "Section 1 → Subsection 1.2")
 
     def __init__(self, services: Services, name: str | None = None, mode: str = "hybrid",
                  chunk_token_size: int = 1200, chunk_overlap_token_size: int = 100,

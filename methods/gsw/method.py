@@ -76,6 +76,11 @@ class WorkspaceSettings:
 
 
 class GSW(MemoryMethod):
+    # the summary prompt's frame (its user message's field names, and the parts of a fact it
+    # names, which the model writes back as headings: "**Roles and States:**")
+    context_labels = ("Facts in story order", "Chapter", "Entity", "Roles and States", "Roles", "States",
+                      "Actions")
+
     def __init__(self, services: Services, name: str | None = None, *,
                  chunk_sentences: int = 3, chunk_overlap: int = 0, chunk_min_words: int | None = None,
                  coreference: bool = True,
