@@ -125,9 +125,9 @@ def test_health_and_judge_matrix_are_shown(tmp_path: Path) -> None:
         shutil.copytree(src, tmp_path / "runs" / src.name)
         runs.append(tmp_path / "runs" / src.name)
     qid = json.loads((runs[0] / "predictions.jsonl").read_text().splitlines()[0])["question_id"]
-    (runs[0] / "health.json").write_text(json.dumps({"format": 1, "checks": [
-        {"name": "empty_contexts", "scope": "context", "status": "fail", "value": {"share": 0.2, "question_ids": [qid]},
-         "threshold": 0.1, "message": "21 of 105 contexts are empty"},
+    (runs[0] / "health.json").write_text(json.dumps({"format": 2, "checks": [
+        {"name": "unsourced_names", "scope": "context", "status": "fail", "value": 0.2, "threshold": 0.1,
+         "message": "21 of 105 contexts hold a name the corpus never writes", "questions": {qid: "Port Veltham"}},
         {"name": "judge_kappa", "scope": "judge", "status": "warn", "value": 0.1, "threshold": 0.4, "message": "κ 0.10"}]}))
     (runs[1] / "health.json").write_text(json.dumps({"format": 1, "checks": []}))
     labels = [json.loads((r / "meta.json").read_text())["method"] for r in runs]
@@ -139,9 +139,13 @@ def test_health_and_judge_matrix_are_shown(tmp_path: Path) -> None:
     build_site(runs, out)
     (ds,) = site_data(out)["datasets"]
     h0, h1 = ds["methods"][0]["health"], ds["methods"][1]["health"]
-    assert h0["status"] == "fail" and h0["mark"] == "fail: 21 of 105 contexts are empty" and h1["status"] == "ok"
+    assert h0["status"] == "fail" and h1["status"] == "ok"
+    assert h0["mark"] == "fail: 21 of 105 contexts hold a name the corpus never writes"
     row = next(r for r in ds["rows"] if r[0] == qid)
     assert row[4][0][2] & FLAGS["health check"] and not (row[4][1][2] & FLAGS["health check"])
+    idx = [r[0] for r in ds["rows"]].index(qid)
+    page = chunk(out, "q", f"{ds['prefix']}-{idx // ds['chunk']:04d}")[qid]
+    assert page["methods"][0]["health"] == ["unsourced_names: Port Veltham"] and page["methods"][1]["health"] == []
     jm = ds["judge_matrix"]
     assert jm["methods"] == labels and jm["criteria"] == ["strict", "generous"]
     assert jm["scores"] == [[0.1, 0.9], [0.2, 0.5]] and jm["tau"] == {"strict/generous": -1.0}

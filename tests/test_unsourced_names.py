@@ -4,6 +4,7 @@ the rules are shown on invented text."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -14,7 +15,7 @@ from conftest import v1_run
 from datasets.types import Corpus, Unit
 from evaluation.health.names import names, unsourced, unsourced_names_check, vocabulary
 from evaluation.health.run import corpus_vocabularies
-from evaluation.runs.health_file import load_thresholds
+from evaluation.runs.health_file import Health, load_thresholds, read_health
 from harness.health import run_health
 from methods.external.lightrag import LightRAGMethod
 from methods.gsw import prompts as gsw_prompts
@@ -57,6 +58,20 @@ def test_a_name_in_every_context_counts_in_every_context() -> None:
     check = unsourced_names_check(preds, sources, (), (), LIMITS)
     assert check.status == "fail" and check.value == 1.0
     assert "'Councillor Dova Renk' (20)" in check.message
+
+
+def test_each_question_keeps_its_names_through_health_json(tmp_path: Path) -> None:
+    # the explorer's question page shows them (evaluation/explore/readers.py)
+    sources = {"c1": vocabulary([SOURCE])}
+    preds = [_pred(0, "Maren met Chair Ilsa Brandt in Port Veltham."), _pred(1, "Maren baked bread.")]
+    check = unsourced_names_check(preds, sources, (), (), LIMITS)
+    assert check.questions == {"q0": "Chair Ilsa Brandt, Port Veltham"}
+    (tmp_path / "health.json").write_text(json.dumps(Health([check]).to_dict()))
+    saved = json.loads((tmp_path / "health.json").read_text())
+    assert saved["format"] == 2 and saved["checks"][0]["questions"] == check.questions
+    assert read_health(tmp_path).checks[0].questions == check.questions
+    ok = unsourced_names_check(preds[1:], sources, (), (), LIMITS)
+    assert ok.value == 0.0 and "questions" not in Health([ok]).to_dict()["checks"][0]
 
 
 def test_a_methods_declared_labels_are_its_frame_not_names() -> None:

@@ -21,8 +21,8 @@ _SCORE_KEYS = ("score", "mean", "value", "accuracy", "j", "f1")
 
 
 def health_view(run: Run) -> dict[str, Any] | None:
-    """The run's health.json as the page shows it: status, the table mark, every check, and the
-    questions a check names (a check whose value holds a `question_ids` list flags those)."""
+    """The run's health.json as the page shows it: status, the table mark, every check, and, per
+    question, the warning or failing checks that name it with what they found there."""
     try:
         health = read_health(run.path)
     except (ValueError, TypeError, OSError) as exc:  # newer format or a shape this code cannot read
@@ -31,11 +31,12 @@ def health_view(run: Run) -> dict[str, Any] | None:
         return None
     questions: dict[str, list[str]] = {}
     for c in health.checks:
-        ids = c.value.get("question_ids") if isinstance(c.value, dict) else None
-        if isinstance(ids, list) and c.status != "ok":
-            for q in ids:
-                questions.setdefault(str(q), []).append(c.name)
-    return {"status": health.status, "mark": health.mark(), "checks": [_plain(asdict(c)) for c in health.checks],
+        if c.status == "ok":
+            continue
+        for q, found in c.questions.items():
+            questions.setdefault(str(q), []).append(f"{c.name}: {found}" if found else c.name)
+    return {"status": health.status, "mark": health.mark(),
+            "checks": [_plain({k: v for k, v in asdict(c).items() if k != "questions"}) for c in health.checks],
             "questions": questions}
 
 

@@ -39,10 +39,10 @@ def limits_of(limits: dict[str, Any]) -> dict[str, Any]:
 
 
 def check(name: str, scope: str, value: Any, limits: dict[str, Any], message: str, low_is_bad: bool = False,
-          status: str | None = None) -> Check:
+          status: str | None = None, questions: dict[str, str] | None = None) -> Check:
     if status is None:
         status = (below if low_is_bad else above)(value, limits)
-    return Check(name, scope, status, value, limits_of(limits), message)
+    return Check(name, scope, status, value, limits_of(limits), message, dict(questions or {}))
 
 
 def not_measured(name: str, scope: str, limits: dict[str, Any], why: str) -> Check:

@@ -97,6 +97,7 @@ def unsourced_names_check(predictions: list[dict[str, Any]], sources: dict[str, 
     seen: dict[tuple[str, str, str], set[str]] = {}  # contexts repeat (Vanilla's): read each once
     hits = Counter[str]()
     flagged = n = 0
+    found: dict[str, str] = {}  # question id -> its names, for the explorer's question page
     for p in predictions:
         ctx = str(p.get("context_text") or "")
         for m in markers:
@@ -111,6 +112,10 @@ def unsourced_names_check(predictions: list[dict[str, Any]], sources: dict[str, 
         n += 1
         flagged += bool(seen[key])
         hits.update(seen[key])
+        if seen[key]:
+            names_here = sorted(seen[key])
+            found[str(p.get("question_id"))] = ", ".join(names_here[:8]) + (
+                f" and {len(names_here) - 8} more" if len(names_here) > 8 else "")
     if not n:
         return not_measured(NAME, SCOPE, limits, "no context to read")
     what = f"{pct(flagged, n)} contexts hold a name the corpus never writes"
@@ -118,4 +123,4 @@ def unsourced_names_check(predictions: list[dict[str, Any]], sources: dict[str, 
         ranked = sorted(hits.items(), key=lambda item: (-item[1], item[0]))  # ties by name: one message every run
         top = ", ".join(f"'{name}' ({k})" for name, k in ranked[:4])
         what += f"; most often {top}" + (f" and {len(hits) - 4} more" if len(hits) > 4 else "")
-    return check(NAME, SCOPE, share(flagged, n), limits, what)
+    return check(NAME, SCOPE, share(flagged, n), limits, what, questions=found)

@@ -5,6 +5,8 @@ module only reads and writes the file and the thresholds (conf/health/default.ya
 never needs to know how a check works, and the upgrade module can give a saved config today's
 thresholds for checks added after it.
 Format 1: {"format": 1, "checks": [{"name", "scope", "status", "value", "threshold", "message"}]}.
+Format 2 lets a check name the questions it found something in: `"questions": {question id: what
+it found there}` (left out when empty), which the explorer shows on each question's page.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-HEALTH_FORMAT = 1
+HEALTH_FORMAT = 2
 DEFAULT_THRESHOLDS = Path(__file__).resolve().parents[2] / "conf" / "health" / "default.yaml"
 SCOPES = ("index", "context", "answer", "judge")
 STATUSES = ("ok", "warn", "fail")
@@ -30,6 +32,7 @@ class Check:
     value: Any
     threshold: Any
     message: str
+    questions: dict[str, str] = field(default_factory=dict, compare=False)  # question id -> what was found
 
     def __post_init__(self) -> None:
         if self.scope not in SCOPES or self.status not in STATUSES:
@@ -64,7 +67,8 @@ class Health:
         return f"{self.status}: {worst[0].message}{more}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"format": HEALTH_FORMAT, "checks": [asdict(c) for c in self.checks]}
+        return {"format": HEALTH_FORMAT, "checks": [{k: v for k, v in asdict(c).items() if k != "questions" or v}
+                                                     for c in self.checks]}
 
 
 def read_health(run: Path) -> Health | None:
