@@ -14,7 +14,7 @@ from evaluation.bundle import facts
 from evaluation.conversations.locomo import LoCoMoProtocol
 from evaluation.epbench.order import credited_mapping
 from evaluation.epbench.protocol import EpBenchProtocol
-from evaluation.runs.index_usage import RECORD, read_index_usage, record_session
+from evaluation.runs.index_usage import RECORD, read_index_usage, record_of_run, record_session
 
 
 def _call(model: str, p: int, c: int, cached: bool = True) -> dict:
@@ -40,7 +40,13 @@ def test_the_build_session_wins_over_a_reuse_and_a_bundle_finds_its_copy(tmp_pat
     u = read_index_usage(run)
     assert (u.calls, u.prompt_tokens, u.completion_tokens, u.source) == (6, 510, 100, "index record")
     assert u.by_model["llm"]["calls"] == 5 and u.sessions == 2 and not u.unrecorded
+    # another dataset's run shares the index folder (same parameters): a bundle of this run ships
+    # this run's corpora only (SEEM's LongMemEval bundle carried LoCoMo's conv-30 entry)
+    record_session(store, "lme-q1", build, "t4")
+    shipped = json.loads(record_of_run(run) or "{}")
+    assert list(shipped["corpora"]) == ["conv-30"] and shipped["corpora"]["conv-30"] == data["corpora"]["conv-30"]
     (store / RECORD).unlink()
+    assert record_of_run(run) is None
     u = read_index_usage(run)  # no record: this run's own calls, flagged as a gap (the folder exists)
     assert (u.calls, u.tokens, u.source, u.unrecorded) == (3, 0, "this run", True)
 

@@ -194,10 +194,11 @@ def _keep_build_record(run: Path, dst: Path) -> None:
     """The index's usage record as the run's own index folder kept it (its build, and the
     sessions that reused it), not the export's replay alone: a package's cached replay can make a
     few more or fewer calls (LightRAG's embedding batches, a Graphiti retry), and the bundle's
-    build figures then moved between exports (56 and 59 calls for one LightRAG index)."""
-    source = index_usage.index_folder(run)
-    if dst.is_dir() and source is not None and (source / index_usage.RECORD).is_file():
-        shutil.copy2(source / index_usage.RECORD, dst / index_usage.RECORD)
+    build figures then moved between exports (56 and 59 calls for one LightRAG index). Only the
+    run's corpora: another dataset's runs may share the folder."""
+    record = index_usage.record_of_run(run)
+    if dst.is_dir() and record is not None:
+        (dst / index_usage.RECORD).write_text(record, encoding="utf-8")
 
 
 def _copy_index(src: Path, dst: Path, rel: str, skipped: list[dict[str, Any]]) -> None:

@@ -133,6 +133,18 @@ def read_index_usage(run: Path) -> IndexUsage:
     return out
 
 
+def record_of_run(run: Path) -> str | None:
+    """The run's index folder's record, limited to the run's corpora, as its file's text (None
+    without a record). An index folder is shared by every run with the same index parameters,
+    across datasets (SEEM's LongMemEval and LoCoMo runs), so a bundle ships the run's corpora only."""
+    folder = index_folder(Path(run))
+    data = _read(folder / RECORD) if folder is not None else None
+    if data is None:
+        return None
+    corpora = set(_run_corpora(Path(run)))
+    return json_text({**data, "corpora": {c: s for c, s in data["corpora"].items() if c in corpora}})
+
+
 def _run_corpora(run: Path) -> list[str]:
     if not (run / "index.json").exists():
         return []
