@@ -25,11 +25,13 @@ def method_class(run: Path) -> type[MemoryMethod]:
     return get_class(str(read_config(run).method._target_))
 
 
-def index_folder(run: Path, recorded: str | None) -> Path | None:
+def index_folder(run: Path, recorded: str | None, corpora: tuple[str, ...] = ()) -> Path | None:
     """The run's index folder: as recorded (absolute, or relative to the working directory or to
     the project root above runs/<dataset>/<run>), else beside the runs (runs/_indexes/<name>, the
     default index root: a regrade made before it kept its index there recorded a scratch folder),
-    else the bundle's indexes/<name>."""
+    else the bundle's indexes/<name>. The first that holds every one of `corpora` wins: a folder
+    of the same name under the working directory may be another dataset's (one index folder per
+    parameter set), and reading it left the run's index unchecked."""
     if not recorded:
         return None
     path = Path(recorded)
@@ -40,7 +42,8 @@ def index_folder(run: Path, recorded: str | None) -> Path | None:
         candidates.append(parents[1] / "_indexes" / path.name)
     if top is not None:
         candidates.append(top / "indexes" / path.name)
-    return next((c for c in candidates if c.is_dir()), None)
+    found = [c for c in candidates if c.is_dir()]
+    return next((c for c in found if all((c / cid).is_dir() for cid in corpora)), found[0] if found else None)
 
 
 def index_view(run: Path, cls: type[MemoryMethod]) -> dict[str, Any]:
@@ -51,7 +54,7 @@ def index_view(run: Path, cls: type[MemoryMethod]) -> dict[str, Any]:
     view: dict[str, Any] = {"extracts": extracts, "folder": recorded, "corpora": {}}
     if not extracts:
         return view
-    root = index_folder(run, recorded)
+    root = index_folder(run, recorded, tuple(str(c["corpus_id"]) for c in info.get("corpora", [])))
     for c in info.get("corpora", []):
         cid = str(c["corpus_id"])
         counters = cls.index_counters(root / cid) if root is not None and (root / cid).is_dir() else None

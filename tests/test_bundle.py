@@ -154,9 +154,17 @@ def test_large_jsonl_files_ship_packed_and_read_as_the_plain_ones(made, tmp_path
     (tmp_path / "jm_other" / "judge_matrix.json").write_text(json.dumps(other))
     with pytest.raises(BundleError, match="made from runs this export does not bundle: vanilla-0000000000"):
         export_bundle(runs, "x", out_root=tmp_path, notes=tmp / "notes.md", judge_matrix=tmp_path / "jm_other")
+    stale = json.loads((tmp_path / "jm" / "judge_matrix.json").read_text())
+    stale["runs"][0]["health"] = "ok"  # what a run's health said before a check was added
+    (tmp_path / "jm_stale").mkdir()
+    (tmp_path / "jm_stale" / "judge_matrix.json").write_text(json.dumps(stale))
+    with pytest.raises(BundleError, match="shows health the runs no longer have"):
+        export_bundle(runs, "x", out_root=tmp_path, notes=tmp / "notes.md", judge_matrix=tmp_path / "jm_stale")
     packed = export_bundle(runs, "packed", out_root=tmp_path, log=lambda *_: None, notes=tmp / "notes.md",
                            judge_matrix=tmp_path / "jm")  # the matrix ships too: report and explorer show it
     assert json.loads((packed / "manifest.json").read_text())["judge_matrix"]["json"] == "judge_matrix/judge_matrix.json"
+    shipped = json.loads((packed / "judge_matrix" / "judge_matrix.json").read_text())["runs"]
+    assert sorted(e["run"] for e in shipped) == sorted(_run_rel(packed, r.name.split("-")[0]) for r in runs)
     assert "Judge-sensitivity matrix" in (packed / "report" / "report.md").read_text()
     assert "judge_matrix/" in (packed / "README.md").read_text()
     files = json.loads((packed / "manifest.json").read_text())["files"]

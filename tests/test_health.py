@@ -452,6 +452,21 @@ def test_health_json_is_written_and_read_back_and_a_bundle_finds_its_index(tmp_p
     assert {c.scope for c in back.checks} == {"index", "context", "answer", "judge"}
 
 
+def test_a_same_named_index_folder_of_another_dataset_under_the_working_directory_is_passed_over(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a bundle's runs checked from the project root: runs/_indexes/gsw-abc there holds another
+    # dataset's corpus (one index folder per parameter set), and reading it left the index unchecked
+    cwd = tmp_path / "project"
+    (cwd / "runs" / "_indexes" / "gsw-abc" / "conv-30").mkdir(parents=True)
+    monkeypatch.chdir(cwd)
+    bundle = tmp_path / "bundle"
+    _gsw_chapter(bundle / "indexes" / "gsw-abc" / "book", "1", ["Henry Reed", "He"])
+    run = make_run(bundle, [_pred(0, "c")], method="methods.gsw.method.GSW", index_folder="runs/_indexes/gsw-abc")
+    assert index_folder(run, "runs/_indexes/gsw-abc") == Path("runs/_indexes/gsw-abc")  # the first that exists
+    assert index_folder(run, "runs/_indexes/gsw-abc", ("book",)) == bundle / "indexes" / "gsw-abc"
+    assert _by_name(run_health(run, TH))["names_not_noun_phrase"].value == 0.5
+
+
 def test_a_run_whose_recorded_index_folder_is_gone_finds_its_index_beside_the_runs(tmp_path: Path) -> None:
     """Regrades before 2026-12-05 recorded a scratch index folder, deleted when they ended."""
     _gsw_chapter(tmp_path / "runs" / "_indexes" / "gsw-abc" / "book", "1", ["Henry Reed", "He"])

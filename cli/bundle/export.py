@@ -30,6 +30,8 @@ from evaluation.bundle.manifest import (
 )
 from evaluation.runs import index_usage
 from evaluation.runs.folder import PACKED, artifact
+from evaluation.runs.health_file import read_health
+from evaluation.runs.scored import NOT_CHECKED
 from harness.versions import git, package_versions
 from model_access.cache import ResponseCache
 from model_access.cache_cli import export as export_calls
@@ -97,7 +99,7 @@ def export_bundle(runs: list[Path], name: str, out_root: Path = Path("results"),
         by_path = {r.resolve(): rel for r, rel in rels.items()}
         ref = by_path.get(reference.resolve()) if reference is not None else next(
             (rels[r] for r in runs if _method(r) == "vanilla"), None)
-        matrix_entry = _copy_matrix(matrix, stage) if matrix is not None else None
+        matrix_entry = _copy_matrix(matrix, stage, {r.name: rel for r, rel in rels.items()}) if matrix is not None else None
         matrix_json = Path(matrix_entry["json"]) if matrix_entry else None
         report_note = _report(stage, [rels[r] for r in runs], ref, matrix_json)
         explorer_note = explorer.write(stage, [rels[r] for r in runs], matrix_json)  # cli/bundle/explorer.py
@@ -233,14 +235,39 @@ def _matrix_files(folder: Path, runs: list[Path]) -> tuple[list[Path], dict[str,
     if others:
         raise BundleError(f"--judge-matrix {folder} was made from runs this export does not bundle: "
                           f"{', '.join(others)}; make it again from the exported run folders")
+    stale = _stale_health(data, runs)
+    if stale:
+        raise BundleError(f"--judge-matrix {folder} shows health the runs no longer have ({'; '.join(stale)}): "
+                          "make it again after `memeval health` (`memeval judge-matrix ... --replay`: 0 calls)")
     return [f for f in files if f.is_file()], data
 
 
-def _copy_matrix(matrix: tuple[list[Path], dict[str, Any]], stage: Path) -> dict[str, Any]:
+def _stale_health(data: dict[str, Any], runs: list[Path]) -> list[str]:
+    """'run: matrix says X, health.json says Y' for each matrix run whose recorded health is not
+    its health.json's now: the matrix labels each method with the health it read when it was made."""
+    now = {r.name: r for r in runs}
+    out = []
+    for entry in data.get("runs", []):
+        run = now.get(Path(entry["run"]).name)
+        if run is None or "health" not in entry:
+            continue
+        health = read_health(run)
+        current = NOT_CHECKED if health is None else health.mark()
+        if entry["health"] != current:
+            out.append(f"{run.name}: {str(entry['health'])[:60]!r}, now {current[:60]!r}")
+    return out
+
+
+def _copy_matrix(matrix: tuple[list[Path], dict[str, Any]], stage: Path, rels: dict[str, str]) -> dict[str, Any]:
+    """The matrix's files into the bundle, its runs named by their place in the bundle (`rels`:
+    run folder name -> bundle path), not where the matrix was made (a scratch folder's path)."""
     files, data = matrix
     (stage / MATRIX).mkdir()
     for f in files:
         shutil.copy2(f, stage / MATRIX / f.name)
+    named = {**data, "runs": [{**e, "run": rels.get(Path(e["run"]).name, e["run"])} for e in data.get("runs", [])]}
+    if named != data:
+        (stage / MATRIX / MATRIX_FILES[0]).write_text(json.dumps(named, indent=1) + "\n", encoding="utf-8")
     return {"dir": MATRIX, "json": f"{MATRIX}/{MATRIX_FILES[0]}", "every": data.get("every"),
             "n_questions": data.get("n_questions"), "judge": data.get("judge"), "calls": data.get("calls")}
 
