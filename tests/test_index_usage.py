@@ -129,5 +129,10 @@ def test_notes_facts_come_from_the_run_folders_between_markers(tmp_path) -> None
     again = facts.merge(once.replace("What broke.", "What broke, edited."), block.replace("2 of 4", "1 of 4"))
     assert again.count(facts.BEGIN) == 1 and "1 of 4" in again and "2 of 4" not in again
     assert "What broke, edited." in again
+    # the hand-written part taken up to the block's heading keeps its opening marker, not its end:
+    # the marker was written twice into three shipped NOTES.md before this
+    cut = again.split("## Run facts")[0]
+    assert cut.count(facts.BEGIN) == 1 and facts.END not in cut
+    assert facts.merge(cut, block).count(facts.BEGIN) == 1
     empty = facts.facts(tmp_path / "vanilla-2")
     assert empty["empty"] == 0 and not math.isnan(empty["ctx_tokens"])

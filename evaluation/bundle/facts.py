@@ -172,9 +172,11 @@ def _setup_lines(rows: list[dict[str, Any]]) -> list[str]:
 
 def merge(hand: str, generated: str) -> str:
     """NOTES.md: the hand-written text with the generated block in place of the previous one
-    (between the markers), or appended after it when the notes have none yet."""
+    (between the markers), or appended after it when the notes have none yet. Notes cut inside
+    the block (the hand-written part taken up to its heading) keep no part of it."""
     if BEGIN in hand and END in hand:
         head, rest = hand.split(BEGIN, 1)
         tail = rest.split(END, 1)[1]
         return head + generated + tail
+    hand = hand.split(BEGIN, 1)[0]
     return hand.rstrip("\n") + ("\n\n" if hand.strip() else "") + generated + "\n"
