@@ -13,9 +13,8 @@ from typing import Any
 
 from evaluation.presentation import Presentation
 from evaluation.runs.folder import RunFolder, redact
-from evaluation.runs.health_file import read_health
+from evaluation.runs.health_file import NOT_CHECKED, read_health
 from evaluation.runs.presentation import presentation_for
-from evaluation.runs.scored import NOT_CHECKED
 
 SKIP_COLUMNS = {"context_text", "judge_raw", "retrieval"}  # large; they stay in the run folder
 

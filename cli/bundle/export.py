@@ -30,8 +30,7 @@ from evaluation.bundle.manifest import (
 )
 from evaluation.runs import index_usage
 from evaluation.runs.folder import PACKED, artifact
-from evaluation.runs.health_file import read_health
-from evaluation.runs.scored import NOT_CHECKED
+from evaluation.runs.health_file import mark_of, read_health
 from harness.versions import git, package_versions
 from model_access.cache import ResponseCache
 from model_access.cache_cli import export as export_calls
@@ -251,8 +250,7 @@ def _stale_health(data: dict[str, Any], runs: list[Path]) -> list[str]:
         run = now.get(Path(entry["run"]).name)
         if run is None or "health" not in entry:
             continue
-        health = read_health(run)
-        current = NOT_CHECKED if health is None else health.mark()
+        current = mark_of(read_health(run))
         if entry["health"] != current:
             out.append(f"{run.name}: {str(entry['health'])[:60]!r}, now {current[:60]!r}")
     return out

@@ -28,8 +28,7 @@ from model_access.errors import JsonOutputError, ModelCallError
 from ..conversations.locomo import Verdict
 from ..protocol import Protocol
 from ..runs.folder import RunFolder
-from ..runs.health_file import read_health
-from ..runs.scored import NOT_CHECKED
+from ..runs.health_file import NOT_CHECKED, mark_of, read_health
 from ..runs.upgrade import read_config, read_meta
 from .criteria import CRITERIA, LLM_CRITERIA, PROMPT_VERSION, messages
 from .families import Family, family_of
@@ -78,10 +77,9 @@ def load_run(path: Path, data_dir: str | None = None) -> RunInput:
     if missing:
         raise ValueError(f"{path}: {len(missing)} answered questions are not in the dataset (first: {missing[0]})")
     meta = read_meta(path)
-    health = read_health(path)
     return RunInput(path, str(meta.get("method") or path.name), dataset, protocol, family_of(protocol), predictions,
                     {p["question_id"]: by_id[p["question_id"]] for p in predictions},
-                    str(meta.get("answer_model") or "–"), NOT_CHECKED if health is None else health.mark())
+                    str(meta.get("answer_model") or "–"), mark_of(read_health(path)))
 
 
 async def _verdict(judge: Any, msgs: list[dict[str, str]]) -> float:

@@ -20,6 +20,7 @@ from omegaconf import OmegaConf
 
 HEALTH_FORMAT = 2
 DEFAULT_THRESHOLDS = Path(__file__).resolve().parents[2] / "conf" / "health" / "default.yaml"
+NOT_CHECKED = "not checked"  # a run with no health.json (`memeval health RUN_DIR` writes one)
 SCOPES = ("index", "context", "answer", "judge")
 STATUSES = ("ok", "warn", "fail")
 
@@ -69,6 +70,11 @@ class Health:
     def to_dict(self) -> dict[str, Any]:
         return {"format": HEALTH_FORMAT, "checks": [{k: v for k, v in asdict(c).items() if k != "questions" or v}
                                                      for c in self.checks]}
+
+
+def mark_of(health: Health | None) -> str:
+    """What a table's health cell shows for a run: its health's mark, or "not checked"."""
+    return NOT_CHECKED if health is None else health.mark()
 
 
 def read_health(run: Path) -> Health | None:

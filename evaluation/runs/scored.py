@@ -15,14 +15,13 @@ from ..presentation import Presentation
 from ..protocol import Protocol
 from .blocks import thin_strata
 from .folder import RunFolder, artifact
-from .health_file import Health, read_health
+from .health_file import Health, mark_of, read_health
 from .index_usage import IndexUsage, read_index_usage
 from .presentation import presentation_for
 from .scoring import load_protocol, read_metrics
 from .upgrade import read_meta
 
 PROVENANCE = ("answer_model", "judge_model", "policy", "credit", "data_version", "subset", "context_cap")
-NOT_CHECKED = "not checked"  # a run with no health.json (`memeval health RUN_DIR` writes one)
 
 
 class ReportError(ValueError):
@@ -140,7 +139,7 @@ class Run:
     def health_cell(self) -> str:
         """What every table's health column shows: the status and first failing message, or
         "not checked"."""
-        return NOT_CHECKED if self.health is None else self.health.mark()
+        return mark_of(self.health)
 
     @property
     def failed(self) -> bool:
