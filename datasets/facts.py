@@ -26,9 +26,32 @@ def population(questions: Iterable[Question], key: str) -> dict[str, Any]:
     return {"key": key, "n": sum(counts.values()), "counts": dict(sorted(counts.items()))}
 
 
+def _evidence(q: Question) -> tuple[str, ...]:
+    """What a question is answered from: its evidence turns where the dataset lists them, else its gold units."""
+    ev = q.attrs.get("evidence")
+    return tuple(sorted(map(str, ev))) if isinstance(ev, list | tuple) and ev else tuple(sorted(q.gold_units))
+
+
+def repeated_questions(questions: Iterable[Question]) -> dict[str, str]:
+    """{question id: the earlier question it repeats}: the same corpus, the same text (case and
+    spacing aside) and the same evidence. Such a pair counts one question twice in a mean (LoCoMo
+    conv-48 holds 11), or asks it twice with golds that contradict each other (LoCoMo conv-30's
+    category-4 question whose gold is its category-5 twin's trap answer), so every method loses one."""
+    first: dict[tuple[str, str, tuple[str, ...]], str] = {}
+    out = {}
+    for q in questions:
+        key = (q.corpus_id, " ".join(q.text.lower().split()), _evidence(q))
+        if key in first:
+            out[q.id] = first[key]
+        else:
+            first[key] = q.id
+    return out
+
+
 def dataset_facts(dataset: Dataset, pool: list[Question] | None, run_ids: Iterable[str]) -> dict[str, Any]:
-    """meta.json's `population` (None: not known, see the upgrade module) and `gold_audit`
-    (None: no audit of this dataset exists; flagged ids restricted to the run's questions)."""
+    """meta.json's `population` (None: not known, see the upgrade module), `gold_audit` (None: no
+    audit of this dataset exists; flagged ids restricted to the run's questions) and `repeats`
+    (the run's questions that repeat an earlier one of the dataset, with that one's id)."""
     audit = dataset.gold_audit
     ids = set(run_ids)
     return {
@@ -36,6 +59,7 @@ def dataset_facts(dataset: Dataset, pool: list[Question] | None, run_ids: Iterab
         "gold_audit": None if audit is None else {
             "source": audit.source, "rule": audit.rule, "available": audit.available,
             "flagged": {k: v for k, v in sorted(audit.flagged.items()) if k in ids}},
+        "repeats": {k: v for k, v in sorted(repeated_questions(dataset.questions).items()) if k in ids},
     }
 
 

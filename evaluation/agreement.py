@@ -52,6 +52,28 @@ def _summary(pairs: list[tuple[float, float]], questions: list[bool]) -> dict[st
     }
 
 
+def credited_absent(pairs: list[tuple[float, float]]) -> dict[str, int]:
+    """Of the items the model-free rater gives nothing (pairs: judge, rater), how many the judge
+    credited at all: the judge's own false credits if the rater is right, which kappa alone hides
+    when nearly every item is credited."""
+    absent = [j for j, m in pairs if m == 0]
+    return {"n": len(absent), "judge_credited": sum(1 for j in absent if j > 0)}
+
+
+def judge_block(block: Any) -> dict[str, Any] | None:
+    """The LLM judge's own (raw, before grounding) agreement with the matcher in a metrics.json
+    `agreement` block: the block itself where the headline credit is raw, else its
+    `other_credit.raw`; None when it holds neither. A grounded headline's agreement is never the
+    judge's: grounding partly builds that credit from the matcher, so it agrees by construction
+    (EpBench-20: kappa 0.82-0.95 while the judge's own was 0.00-0.22)."""
+    if not isinstance(block, dict):
+        return None
+    if block.get("credit", "raw") == "raw" and "kappa" in block:
+        return block
+    raw = (block.get("other_credit") or {}).get("raw")
+    return raw if isinstance(raw, dict) else None
+
+
 def agreement(judgments: list[dict[str, Any]], judge_view: View, answers: dict[str, str],
               list_disagreements: bool = True) -> dict[str, Any]:
     """Judge (as seen through `judge_view`: scores, claim count) vs the matcher on `judgments`.

@@ -19,8 +19,9 @@ from .presentation import Presentation
 from .protocol import fmt
 from .report.setup_lines import setup_lines
 from .report.tables import DEGENERATE_NOTE, group_name, star_allowed
-from .runs.blocks import audit_line, weighted_line
+from .runs.blocks import audit_line, repeats_line, weighted_line
 from .runs.paired import paired_differences, paired_notes
+from .runs.rules import rule_summary
 from .runs.scored import ReportError, Run, credit_label, load_run, load_runs
 
 
@@ -83,6 +84,11 @@ def paired_lines(runs: list[Run], reference: Run, allow_degenerate: bool = False
                    f"| {star} | {r.health_cell.replace('|', '/')} |")
     out += ["", "* = the 95% interval excludes 0." + (f" {DEGENERATE_NOTE}" if failed and not allow_degenerate
                                                       else ""), *paired_notes(pairs, reference)]
+    summary = rule_summary(runs, reference, lambda r, ref: star_allowed(r, ref, allow_degenerate))
+    if summary is not None:  # the same differences under every rule the protocol scores side by side
+        out += ["", "Under each scoring rule:", "", "| " + " | ".join(summary["header"]) + " |",
+                "|" + "---|" * len(summary["header"]),
+                *("| " + " | ".join(row) + " |" for row in summary["rows"]), "", *summary["sentences"]]
     return out
 
 
@@ -91,7 +97,7 @@ def statistics_lines(runs: list[Run]) -> list[str]:
     subset's overall weighted by population share (metrics.json `gold_audit`, `stratified`)."""
     label = runs[0].presentation.label
     lines = [f"- {r.meta.get('method', r.path.name)}: {x}" for r in runs
-             for x in (audit_line(r.metrics.get("gold_audit"), label),
+             for x in (audit_line(r.metrics.get("gold_audit"), label), repeats_line(r.metrics.get("repeats"), label),
                        weighted_line(r.metrics.get("stratified"), label)) if x]
     return ["", *lines] if lines else []
 

@@ -86,6 +86,7 @@ class CustomProtocol(Protocol):
     name = "custom"
     version = "1"
     current_grounding = max(GROUNDING_VERSIONS)
+    side_by_side_policies = POLICIES  # list answers' item F1 under lenient and harsh
 
     def __init__(self, policy: str = "lenient", resamples: int = 1000, seed: int = 0, credit: str = "raw",
                  grounding_version: int = 2):
@@ -210,10 +211,23 @@ class CustomProtocol(Protocol):
             (j["matching_score_grounded"], j["n_pred_grounded"]) if grounded
             else (j["matching_score"], len(j["identified_items"]))), answers)}
 
+    def policy_overalls(self, judgments: list[dict[str, Any]],
+                        predictions: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """The overall under each rule where some answers are lists (None otherwise)."""
+        if not any(r["kind"] == "items" for r in self.rows(judgments, predictions)):
+            return None
+        return {p: self._aggregate(self.rows(judgments, predictions, p)) for p in POLICIES}
+
     def question_scores(self, judgments: list[dict[str, Any]],
                         predictions: list[dict[str, Any]]) -> dict[str, float]:
         """Headline per question: item F1 or the CORRECT verdict; judge failures left out."""
-        return {r["question_id"]: r["score"] for r in self.rows(judgments, predictions) if not math.isnan(r["score"])}
+        return self.headline_scores(judgments, predictions)
+
+    def headline_scores(self, judgments: list[dict[str, Any]], predictions: list[dict[str, Any]],
+                        policy: str | None = None) -> dict[str, float]:
+        """Per question, item F1 under `policy` (default the configured one) or the verdict."""
+        return {r["question_id"]: r["score"] for r in self.rows(judgments, predictions, policy)
+                if not math.isnan(r["score"])}
 
     def presentation(self) -> Presentation:
         """The score by answer kind; per question, item F1 or the verdict (computed)."""
@@ -240,6 +254,9 @@ class CustomProtocol(Protocol):
             lines += [row(f"{key}={v}", m) for v, m in values.items()]
         lines += ["", "Score: item F1 for list answers, the judge's CORRECT verdict (1/0) for free-text "
                   "answers; ± = bootstrap std over questions. Gold recall: share of gold units in the context."]
+        for rule, m in (metrics.get("by_policy") or {}).items():
+            lines.append(f"Under the {rule} rule (list answers' item F1): score {fmt(m['score'])} ± "
+                         f"{fmt(m.get('score_std'))}, item F1 {fmt(m['item_f1'])}.")
         agree = metrics.get("agreement") or {}
         if agree.get("n_items"):
             lines.append(f"List answers, judge ({agree['credit']} credit) vs the model-free matcher: "

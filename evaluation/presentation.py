@@ -17,7 +17,8 @@ from typing import Any
 # how a table cell shows the value at its key (the readers render each kind the same way):
 # pm: value ± its `<key>_std` sibling; value: the value alone; count: as text (e.g. n);
 # pair: two keys "a/b" shown "a / b" (precision / recall); chronological: the Chronological
-# Awareness dict or float; agreement: judge-matcher agreement (evaluation/agreement.py)
+# Awareness dict or float; agreement: the LLM judge's own (raw) agreement with the matcher, from
+# the block at the key (evaluation.agreement.judge_block: never a grounded credit's)
 CELLS = ("pm", "value", "count", "pair", "chronological", "agreement")
 # by_column: one row per run; an overall column, then one column per group (each the
 #   `group_cell` of that group), then `columns` read from the run's metrics (key paths);

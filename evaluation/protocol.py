@@ -47,6 +47,11 @@ class Protocol(ABC):
     # scored under an older one is flagged by `memeval health` (judge_grounding), since each
     # version closed a way a local judge inflated credit. None: the protocol has no versions.
     current_grounding: int | None = None
+    # The scoring rules one set of judgments is scored under side by side (EpBench's lenient and
+    # harsh): the score stage writes each rule's overall (metrics.json `by_policy`), and the
+    # report's paired tables repeat under each, saying where a difference's sign or star changes.
+    # Empty: the protocol has one rule.
+    side_by_side_policies: tuple[str, ...] = ()
 
     @classmethod
     def answer_examples(cls, settings: dict[str, Any]) -> tuple[str, ...]:
@@ -102,6 +107,13 @@ class Protocol(ABC):
             raise NotImplementedError(f"{type(self).__name__} gives no per-question headline under policy {policy!r}")
         return self.question_scores(judgments, predictions)
 
+    def policy_overalls(self, judgments: list[dict[str, Any]],
+                        predictions: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """{rule: the overall under it} for every rule of `side_by_side_policies` (metrics.json
+        `by_policy`, a statistics block, so an older run's upgraded reading has it too); None:
+        the protocol has one rule, or nothing here that the rules score differently."""
+        return None
+
     def headline_questions(self, predictions: list[dict[str, Any]]) -> set[str]:
         """The questions the headline overall counts (what a re-judging of the answers, such as the
         judge matrix, should average): all of them, unless the protocol's overall leaves some out."""
@@ -129,21 +141,29 @@ class Protocol(ABC):
 
 EXPERIMENTS = {
     "fair": "one answer prompt, embedder and indexing model for every method (the shared constraints)",
-    "paper": "each method as the GSW paper ran it (its own answer prompt, embedder and indexing model)",
+    "paper": "each method as the GSW paper ran it (its own answer prompt, embedder and indexing model; "
+             "EpBench scored harsh, as its Table 2)",
+    "seem_paper": "SEEM as its paper ran it on LoCoMo and LongMemEval (its backbone, no session cap)",
 }
+NO_REFERENCE = "no reference: a fair comparison under shared constraints, reproducing no published experiment"
 
 
 def experiment_line(meta: dict[str, Any]) -> str | None:
-    """What the run compares under, and where it departs from its reference (meta `experiment`);
-    None for a run made before experiments were recorded (all of them under the fair settings)."""
+    """What the run compares under, its reference and where it departs from it (meta `experiment`),
+    or that it has none; None for a run made before experiments were recorded (all of them fair)."""
     exp = meta.get("experiment")
     if not isinstance(exp, dict) or not exp.get("name"):
         return None
     name = str(exp["name"])
     line = f"experiment: **{name}** ({EXPERIMENTS.get(name, 'settings of its own')})"
-    if "deviations" in exp:
-        devs = exp.get("deviations") or []
-        line += ("; deviations from the reference: " + "; ".join(devs)) if devs else "; no deviation from the reference"
+    if "deviations" not in exp:
+        return f"{line}; {NO_REFERENCE}"
+    if exp.get("reference"):
+        line += f"; reference: {exp['reference']}"
+    devs = exp.get("deviations") or []
+    line += ("; deviations from the reference: " + "; ".join(devs)) if devs else "; no deviation from the reference"
+    if exp.get("silent"):
+        line += "; the reference does not say: " + "; ".join(exp["silent"])
     return line
 
 
@@ -168,6 +188,23 @@ def cap_holds_corpus_text(meta: dict[str, Any]) -> str | None:
             "method may hand the model everything; they measure what a method keeps and how the model answers")
 
 
+def imported_line(imp: dict[str, Any]) -> str:
+    """What an imported run's answers are (meta.json `imported`): made elsewhere, by whom, from where."""
+    src = imp.get("source")
+    where = src.get("url", "?") + (f"@{str(src['commit'])[:12]}" if src.get("commit") else "") \
+        if isinstance(src, dict) else str(src)
+    prompt = imp.get("answer_prompt")
+    prompt = prompt.get("name") if isinstance(prompt, dict) else prompt
+    line = (f"answers imported, not made here (no index built, no answer generated): {imp.get('system', '?')} "
+            f"{imp.get('system_version') or ''}".rstrip()
+            + f", answer prompt {prompt or 'not stated'}; from {where} (sha256 {str(imp.get('answers_sha256', '?'))[:12]}); "
+            f"licence: {imp.get('licence', '?')}")
+    judge = imp.get("judge")
+    if isinstance(judge, dict) and judge.get("published_score"):
+        line += f"; published score {judge['published_score']} ({judge.get('aggregate', '?')})"
+    return line
+
+
 def provenance_header(meta: dict[str, Any], policy: str) -> str:
     """The lines every results table starts with, so a number never travels without its setup."""
     answer = meta.get("answer_model", "?")
@@ -177,10 +214,13 @@ def provenance_header(meta: dict[str, Any], policy: str) -> str:
         f"- data: {meta.get('data_version', '?')}; questions: {meta.get('subset', 'all')}; "
         f"context cap: {meta.get('context_cap', '?')}; tokenizer: o200k_base",
     ]
-    lines.extend(f"- {line}" for line in (experiment_line(meta), index_model_line(meta)) if line)
-    if meta.get("answer_with", "shared") != "shared":
-        lines.append(f"- answers: the method's own prompt (answer_with={meta['answer_with']}), not the shared "
-                     "answer prompt; the answering model is still the one named above")
+    if isinstance(meta.get("imported"), dict):  # its own answerer, prompt and retrieval: no experiment of ours
+        lines.append(f"- {imported_line(meta['imported'])}")
+    else:
+        lines.extend(f"- {line}" for line in (experiment_line(meta), index_model_line(meta)) if line)
+        if meta.get("answer_with", "shared") != "shared":
+            lines.append(f"- answers: the method's own prompt (answer_with={meta['answer_with']}), not the shared "
+                         "answer prompt; the answering model is still the one named above")
     if held := cap_holds_corpus_text(meta):
         lines.append(f"- {held}")
     if meta.get("cap_audit_text"):

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hydra.utils import instantiate
+from hydra.utils import get_class, instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from datasets.types import ContextCap, Dataset, Question
@@ -22,6 +22,7 @@ from model_access.errors import ConfigError
 from model_access.gate import CallSettings
 from model_access.usage import Price, UsageLedger
 
+from .reference import check_scope
 from .replay import active_replay
 from .subset import NAMED, first_units, named_subset, stratified_subset, within_units
 
@@ -154,11 +155,25 @@ def own_index_model(cfg: DictConfig) -> bool:
     return OmegaConf.to_container(node, resolve=True) != OmegaConf.to_container(cfg.llm, resolve=True)
 
 
+def _location_params(method: Any) -> tuple[str, ...]:
+    """The method class's `location_params` (none when its class cannot be imported here)."""
+    target = method.get("_target_") if isinstance(method, dict) else None
+    if not target:
+        return ()
+    try:
+        cls = get_class(str(target))
+    except (ImportError, AttributeError, ValueError):
+        return ()
+    return tuple(getattr(cls, "location_params", ()))
+
+
 def identity(cfg: DictConfig) -> dict[str, Any]:
     """Everything that changes a run's numbers, as written in the config (never the upgraded
     reading of a saved one); hashed into the run folder name through the upgrade module's view
     (an indexing model that is the answering model, and the fair experiment, hash as absent)."""
     pick = {k: OmegaConf.to_container(cfg[k], resolve=True) for k in ("method", "dataset", "context_cap", "subset")}
+    for key in _location_params(pick["method"]):  # where an input lives is not what it holds
+        pick["method"].pop(key, None)
     for k in ("llm", "llm_index", "judge", "embedder"):
         if k not in cfg:  # llm_index: a config saved before it
             continue
@@ -189,6 +204,7 @@ def build(cfg: DictConfig, check: bool = True, dry: Any = None) -> Components:
     every client: fresh calls are counted, never sent, so no key is checked either.
     """
     upgraded = upgrade_config(cfg)  # a saved config's missing keys mean what they meant then
+    check_scope(cfg)  # a run its experiment's reference does not hold is refused (harness/reference.py)
     dataset: Dataset = instantiate(cfg.dataset.loader).load()
     if cfg.subset.get("index_units") is not None:
         try:

@@ -18,6 +18,7 @@ from evaluation.runs.locking import FolderLock
 from evaluation.runs.scoring import score_run
 from evaluation.runs.upgrade import RUN_FORMAT, upgrade_config
 from methods.base import MemoryMethod, Services
+from methods.imported import run_meta as imported_meta
 from model_access.budget import BudgetExceeded
 from model_access.usage import usage_from_journal
 
@@ -97,6 +98,7 @@ def _meta(cfg: DictConfig, c: Components) -> dict[str, Any]:
         "embedder": c.embedder.display_name, "context_cap": c.cap.describe(),
         "subset": c.subset_label, "n_questions": len(c.questions), "protocol": c.protocol.describe(),
         "answer_with": str(c.method_cfg.get("answer_with") or "shared"),
+        **imported_meta(c.method_cfg),  # answers imported from a file: their provenance (else nothing)
         "experiment": experiment_meta(cfg, c),
         "git_commit": git("rev-parse", "HEAD"), "versions": package_versions(), "strata_key": c.dataset.strata_key,
         "group_keys": c.dataset.group_keys or [c.dataset.strata_key],

@@ -87,6 +87,8 @@ class ExperimentConfig:
     name: str = "fair"
     answer_with: str = "shared"  # the baseline packages' answer prompt (their method configs read it)
     pr_convention: str = "defined_only"  # EpBench P/R (the EpBench dataset configs read it)
+    policy: str = "lenient"  # EpBench / custom item scoring rule (the dataset configs read it)
+    epbench_judge_version: int = 2  # EpBench judge version (3: the question's type, the authors' judges)
     reference: Any = None
 
 

@@ -126,6 +126,10 @@ class MemoryMethod(ABC):
     # headers, field names), which the corpus need not write: `memeval health`'s unsourced_names
     # check cuts them out before it reads a context's names (evaluation/health/names.py).
     context_labels: ClassVar[tuple[str, ...]] = ()
+    # Parameters that say where an input lives on this machine, not what it holds (another
+    # parameter pins its content, e.g. a sha256): left out of the run identity, so the same input
+    # read from another folder (a bundle, a fresh clone) is the same run.
+    location_params: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, services: Services, name: str | None = None):
         self.services = services

@@ -45,12 +45,14 @@ def made(tmp_path_factory) -> Iterator[tuple[ScriptedServer, Path, Path]]:
                   "--out", str(tmp / "results"), "--notes", str(tmp / "notes.md")]
         (tmp / "notes.md").write_text("# Build notes\n\nGraphRAG was not run: example gap.\n")
         done = subprocess.run(export, capture_output=True, text=True, cwd=ROOT, timeout=300)
-        # the scripted answers never find their gold: both runs fail gold_unit_recall, and notes
-        # that do not say why stop the export before any replay
-        assert done.returncode == 2 and "embedding_rag gold_unit_recall, seem gold_unit_recall" in done.stderr
+        # the scripted answers never find their gold: both runs fail gold_unit_recall and gold_strings
+        # (the share of gold strings in the contexts), and notes that do not say why stop the export
+        assert done.returncode == 2 and ("embedding_rag gold_unit_recall, embedding_rag gold_strings, "
+                                         "seem gold_unit_recall, seem gold_strings") in done.stderr, done.stderr
         assert not (tmp / "results" / "scripted").exists()
         (tmp / "notes.md").write_text("# Build notes\n\nGraphRAG was not run: example gap.\n\n"
-                                      "- embedding_rag and seem fail `gold_unit_recall`: scripted replies.\n")
+                                      "- embedding_rag and seem fail `gold_unit_recall` and `gold_strings`: "
+                                      "scripted replies.\n")
         done = subprocess.run(export, capture_output=True, text=True, cwd=ROOT, timeout=300)
         assert done.returncode == 0, done.stdout + done.stderr[-3000:]
         yield server, tmp, tmp / "results" / "scripted"

@@ -12,7 +12,6 @@ import tomllib
 from pathlib import Path
 
 import pytest
-import yaml
 from conftest import ROOT, scripted_overrides
 
 from cli import main as cli_main
@@ -123,7 +122,9 @@ def _claims(bodies: list[dict]) -> list[str]:
 
 def test_judge_check_measures_the_judge_version_the_epbench_config_ships(scripted, tmp_path: Path,
                                                                          data_dir: Path, capsys) -> None:
-    shipped = yaml.safe_load((ROOT / "conf/dataset/epbench20.yaml").read_text())["protocol"]["judge_version"]
+    from harness.estimate import compose
+
+    shipped = compose(["dataset=epbench20"]).dataset.protocol.judge_version  # the fair experiment's (2)
     assert shipped == 2
     bodies, numbers = _judge_check(scripted, tmp_path, data_dir, "--cache", str(tmp_path / "c.sqlite"))
     out = capsys.readouterr().out

@@ -61,13 +61,13 @@ def test_a_parenthesised_note_is_not_an_acronym() -> None:
 
 def test_longmemeval_configs_carry_the_version_and_saved_runs_keep_1() -> None:
     for name in ("longmemeval_oracle", "longmemeval_s"):
-        assert OmegaConf.load(ROOT / "conf" / "dataset" / f"{name}.yaml").protocol.grounding_version == 3
+        assert OmegaConf.load(ROOT / "conf" / "dataset" / f"{name}.yaml").protocol.grounding_version == 4
     target = "evaluation.conversations.longmemeval.LongMemEvalProtocol"
     old = {"run_format": 3, "dataset": {"protocol": {"_target_": target, "variant": "oracle"}}}
     assert upgrade_config(old).dataset.protocol.grounding_version == 1
     assert upgrade_protocol_description({"protocol": "longmemeval"})["grounding_version"] == 1
-    assert LongMemEvalProtocol().describe()["grounding"] == "conv-grounding-v3"
-    assert LongMemEvalProtocol.current_grounding == 3
+    assert LongMemEvalProtocol().describe()["grounding"] == "conv-grounding-v4"  # 4 since issue 56
+    assert LongMemEvalProtocol.current_grounding == 4
     with pytest.raises(ValueError, match="grounding_version"):
         LongMemEvalProtocol(grounding_version=7)
 
@@ -103,12 +103,13 @@ def test_picking_one_side_of_a_choice_is_not_an_echo() -> None:
 
 def test_a_longmemeval_run_scored_before_the_version_is_flagged_by_health() -> None:
     """Its metrics.json is of the current format but its protocol description has no grounding
-    version: read as version 1, two behind, with the regrade command."""
+    version: read as version 1, behind the current one by as many versions, with the regrade command."""
     from evaluation.health.judge import grounding_check
     from evaluation.runs.upgrade import RUN_FORMAT, upgrade_metrics
 
     meta = {"run_format": RUN_FORMAT}
     metrics = upgrade_metrics({"provenance": {"protocol": {"protocol": "longmemeval", "version": "1"}}}, meta)
     check = grounding_check(metrics, LongMemEvalProtocol.current_grounding, {"warn": 0})
-    assert check.status == "warn" and check.value == 2
-    assert "dataset.protocol.grounding_version=3" in check.message
+    current = LongMemEvalProtocol.current_grounding
+    assert check.status == "warn" and check.value == current - 1
+    assert f"dataset.protocol.grounding_version={current}" in check.message

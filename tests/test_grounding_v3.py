@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import v1_bundle, v1_question
 
+from evaluation.epbench.evidence import EPBENCH_GROUNDING_VERSIONS
 from evaluation.epbench.matcher import checks
 from evaluation.epbench.protocol import EpBenchProtocol
 from evaluation.epbench.scoring import score_question
@@ -73,7 +74,7 @@ def test_an_answer_whose_claims_the_judge_listed_is_scored_as_before(universe: U
 def test_version_3_is_accepted_and_unknown_versions_are_refused() -> None:
     assert EpBenchProtocol(grounding_version=3).grounding_version == 3
     with pytest.raises(ValueError, match="grounding_version must be one of"):
-        EpBenchProtocol(grounding_version=7)
+        EpBenchProtocol(grounding_version=max(EPBENCH_GROUNDING_VERSIONS) + 1)
 
 
 def test_health_flags_a_run_scored_under_an_older_grounding_version(tmp_path: Path) -> None:
@@ -84,15 +85,15 @@ def test_health_flags_a_run_scored_under_an_older_grounding_version(tmp_path: Pa
 
     limits = load_thresholds()["judge"]["grounding"]
     # the v1 bundle's runs were configured before grounding versions (read as version 1):
-    # each says it is five behind, and how to mend it
+    # each says it is six behind, and how to mend it
     run = next(RUN.glob("vanilla-*"))
     (found,) = [c for c in run_health(run, load_thresholds()).checks if c.name == "judge_grounding"]
-    assert (found.status, found.value) == ("warn", 5)
-    assert "version 1," in found.message and "dataset.protocol.grounding_version=6" in found.message
-    at = {"provenance": {"protocol": {"grounding_version": 6}}}
+    assert (found.status, found.value) == ("warn", 6)
+    assert "version 1," in found.message and "dataset.protocol.grounding_version=7" in found.message
+    at = {"provenance": {"protocol": {"grounding_version": 7}}}
     assert grounding_check(at, EpBenchProtocol.current_grounding, limits).status == "ok"
-    at2 = {"provenance": {"protocol": {"grounding_version": 2}}}
-    assert grounding_check(at2, LoCoMoProtocol.current_grounding, limits).status == "ok"  # LoCoMo's current is 2
+    at2 = {"provenance": {"protocol": {"grounding_version": 4}}}
+    assert grounding_check(at2, LoCoMoProtocol.current_grounding, limits).status == "ok"  # LoCoMo's current is 4
     none = grounding_check({"provenance": {"protocol": {}}}, None, limits)
-    assert none.status == "ok" and none.value is None
-    assert EpBenchProtocol().grounding_version == EpBenchProtocol.current_grounding == 6  # code default = shipped
+    assert none.status == "not_measured" and none.value is None  # nothing to measure (issue 56)
+    assert EpBenchProtocol().grounding_version == EpBenchProtocol.current_grounding == 7  # code default = shipped

@@ -19,6 +19,7 @@ from evaluation.health.context import context_checks, is_empty
 from evaluation.health.index import index_checks
 from evaluation.health.judge import judge_checks
 from evaluation.runs.health_file import load_thresholds, read_health
+from evaluation.runs.upgrade import RUN_FORMAT
 from harness.health import index_folder, run_health, write_health
 from methods.output_guard import name_problem
 
@@ -48,7 +49,7 @@ def make_run(root: Path, predictions: list[dict[str, Any]], method: str = "metho
     run.mkdir(parents=True)
     (run / "config.yaml").write_text(f"run_format: 1\nmethod:\n  _target_: {method}\n"
                                      f"dataset:\n  protocol:\n    _target_: {protocol}\n", encoding="utf-8")
-    _write_json(run / "meta.json", {"run_format": 1, "method": "m"})
+    _write_json(run / "meta.json", {"run_format": RUN_FORMAT, "method": "m"})  # metrics.json read as written
     _write_json(run / "metrics.json", metrics or {"n_judge_failed": 0,
                                                   "retrieval": {"overall": {"gold_recall": 1.0, "n_with_gold": 1}}})
     _write_json(run / "index.json", {"corpora": [{"corpus_id": "book", "units": units}],
@@ -90,7 +91,7 @@ def test_one_context_for_every_question_is_not_judged_when_it_is_the_whole_corpu
     """Vanilla gives every question the whole book: one context by design."""
     whole = [_pred(i, "the whole book", context_chapters=["1", "2", "3"]) for i in range(40)]
     check = {c.name: c for c in context_checks(whole, {}, (), True, {"book": 3}, TH["context"])}["distinct_contexts"]
-    assert check.status == "ok" and check.value is None and "whole corpus (by design)" in check.message
+    assert check.status == "not_measured" and check.value is None and "whole corpus (by design)" in check.message
     # a retriever whose cap holds the corpus (LongMemEval's oracle: Embedding RAG's 12 contexts
     # were Vanilla's, byte for byte) is not Vanilla by design: its retrieval was not tested
     audit = {"verbatim_units": ["1"], "verbatim_beyond_units": [], "uncapped_tokens": None, "uncapped_share": None}
@@ -111,7 +112,17 @@ def test_gold_strings_missing_from_contexts_that_claim_the_gold_units_fail() -> 
     check = {c.name: c for c in context_checks(dated, metrics, (), True, {}, TH["context"])}["gold_strings"]
     assert check.value == 1.0 and check.status == "ok"  # a date is found in another format
     free = {c.name: c for c in context_checks(summaries, metrics, (), False, {}, TH["context"])}["gold_strings"]
-    assert free.status == "ok" and "figure only" in free.message  # free-text gold: reported only
+    assert free.status == "not_measured" and "figure only" in free.message  # free-text gold: reported only
+
+
+def test_gold_strings_is_the_share_in_the_contexts_not_a_ratio_to_gold_unit_recall() -> None:
+    """EpBench GraphRAG's shape: contexts name almost no gold unit (recall 0.06) and hold 10% of the
+    gold strings; as a ratio to recall that read "ok 1.82", as a share it fails."""
+    metrics = {"retrieval": {"overall": {"gold_recall": 0.06, "n_with_gold": 20}}}
+    preds = [_pred(i, "Henry Reed met someone." if i < 2 else "A community summary of themes.") for i in range(20)]
+    check = {c.name: c for c in context_checks(preds, metrics, (), True, {}, TH["context"])}["gold_strings"]
+    assert check.value == 0.1 and check.status == "fail", check
+    assert "2 of 20 (10%)" in check.message and "gold-unit recall 0.06" in check.message
 
 
 def test_contexts_quoting_units_beyond_the_cap_are_flagged() -> None:
@@ -131,7 +142,7 @@ def test_contexts_quoting_units_beyond_the_cap_are_flagged() -> None:
     assert "e.g. q3: 2 more (7, 9)" in one.message
     assert beyond([audited(i, ["7"] if i < 4 else []) for i in range(8)]).status == "fail"
     unaudited = beyond([_pred(i, "context") for i in range(8)])
-    assert unaudited.status == "ok" and unaudited.value is None  # runs made before the audit
+    assert unaudited.status == "not_measured" and unaudited.value is None  # runs made before the audit
 
 
 def test_contexts_from_a_packages_fallback_are_counted() -> None:
@@ -216,7 +227,7 @@ def test_v1_locomo_contexts_without_session_dates(method: str, status: str, data
 
 
 @pytest.mark.parametrize(("method", "status"), [("hipporag2", "fail"), ("graphrag", "fail"), ("lightrag", "fail"),
-                                                ("embedding_rag", "ok"), ("gsw", "ok"), ("vanilla", "ok")])
+                                                ("embedding_rag", "ok"), ("gsw", "ok"), ("vanilla", "not_measured")])
 def test_v1_locomo_graph_packages_served_the_same_sessions_to_every_question(method: str, status: str) -> None:
     # v1's LoCoMo runs (0.5B index, conv-30's 19 sessions, 5 per context): HippoRAG 2's graph had
     # nodes in 4 sessions and put session 17 in 101 of 105 contexts; GraphRAG's one session in 103;
@@ -284,11 +295,47 @@ def test_every_declared_answer_prompt_example_is_in_its_answer_prompt() -> None:
 
 
 # -- judge -------------------------------------------------------------------------------------
-def test_judge_kappa_reads_the_agreement_block_and_else_the_grounding(tmp_path: Path) -> None:
-    low = {"agreement": {"kappa": 0.07, "n_items": 51, "credit": "grounded"}, "n_judge_failed": 3}
-    checks = {c.name: c for c in judge_checks(tmp_path, low, [{}] * 40, lambda j: True, TH["judge"])}
-    assert checks["judge_kappa"].status == "fail" and checks["judge_failures"].status == "fail"
-    assert checks["judge_false_accepts"].status == "ok" and checks["judge_false_accepts"].message == "not measured"
+def test_judge_kappa_grades_the_judges_raw_verdicts_not_the_grounded_credit(tmp_path: Path) -> None:
+    """EpBench's grounded credit agrees with the matcher it is partly built from (kappa 0.92) while
+    the judge itself is at chance (0.002): the check grades the judge, the credit is only reported."""
+    block = {"credit": "grounded", "kappa": 0.92, "n_items": 267, "n_questions": 240,
+             "other_credit": {"raw": {"kappa": 0.002, "n_items": 267, "n_questions": 240}}}
+    checks = {c.name: c for c in judge_checks(tmp_path, {"agreement": block, "n_judge_failed": 3}, [{}] * 40,
+                                             lambda j: True, TH["judge"])}
+    kappa = checks["judge_kappa"]
+    assert kappa.status == "fail" and kappa.value == 0.002, kappa
+    assert "raw verdicts vs the deterministic matcher" in kappa.message
+    assert "grounded credit agrees with the matcher at kappa 0.92" in kappa.message and "not graded" in kappa.message
+    assert checks["judge_failures"].status == "fail"
+    assert checks["judge_false_accepts"].status == "not_measured" and checks["judge_false_accepts"].value is None
+    assert checks["judge_label_kappa"].status == "not_measured"
+    # a raw-credit run: the block is the judge's own; the gold items the matcher finds absent and the
+    # judge credited are counted from the judgments that carry the matcher
+    raw = {"credit": "raw", "kappa": 0.5, "n_items": 30, "n_questions": 30}
+    lines = [{"matching_score": [1.0, 0.5, 0.0], "deterministic": {"matching_score": [0.0, 0.0, 0.0]}}] * 4
+    checks = {c.name: c for c in judge_checks(tmp_path, {"agreement": raw}, lines, lambda j: True, TH["judge"])}
+    assert checks["judge_kappa"].value == 0.5 and checks["judge_kappa"].status == "ok"
+    assert "the judge credited 8 of 12 (67%) gold items the matcher finds absent" in checks["judge_kappa"].message
+    assert "headline" not in checks["judge_kappa"].message  # raw credit: nothing reported beside
+
+
+def test_judge_kappa_from_judgments_when_the_metrics_hold_no_raw_agreement(tmp_path: Path) -> None:
+    """A custom run's block holds only the grounded credit: the judgments' raw credit vs their
+    matcher credit is read instead; too few items is not measured, never "ok"."""
+    lines = [{"matching_score": [1.0, 1.0], "deterministic": {"matching_score": [1.0, 0.0]}} for _ in range(12)]
+    metrics = {"agreement": {"credit": "grounded", "kappa": 1.0, "n_items": 24, "n_questions": 12}}
+    kappa = {c.name: c for c in judge_checks(tmp_path, metrics, lines, lambda j: True, TH["judge"])}["judge_kappa"]
+    assert kappa.status == "fail" and kappa.value == 0.0  # the judge credits every item: chance, whatever grounding did
+    lines += [{"matching_score": [0.0], "deterministic": {"matching_score": [0.0]}} for _ in range(6)]
+    kappa = {c.name: c for c in judge_checks(tmp_path, metrics, lines, lambda j: True, TH["judge"])}["judge_kappa"]
+    # 30 items: 18 agree; chance (24 * 12 + 6 * 18) / 900 = 0.44; kappa (0.6 - 0.44) / 0.56
+    assert kappa.status == "warn" and kappa.value == pytest.approx(0.16 / 0.56, abs=1e-4), kappa
+    assert "the judge credited 12 of 18 (67%)" in kappa.message
+    few = {c.name: c for c in judge_checks(tmp_path, metrics, lines[-8:], lambda j: True, TH["judge"])}["judge_kappa"]
+    assert few.status == "not_measured" and "too few items" in few.message
+
+
+def test_judge_kappa_on_verdicts_and_the_hand_labels(tmp_path: Path) -> None:
     from evaluation.conversations.locomo import JUDGE_PROMPTS, LoCoMoProtocol
 
     agree = [{"question_id": f"q{i}", "category": 1, "correct": i % 2, "grounded": bool(i % 2)} for i in range(30)]
@@ -296,9 +343,47 @@ def test_judge_kappa_reads_the_agreement_block_and_else_the_grounding(tmp_path: 
             for i in range(30)]  # category 5 by the decline check: left out, or it would pull kappa down
     checks = {c.name: c for c in judge_checks(tmp_path, {}, agree + rule, LoCoMoProtocol.judge_called, TH["judge"])}
     assert checks["judge_kappa"].value == 1.0 and "30 items" in checks["judge_kappa"].message
-    _write_json(tmp_path / "judge_check.json", {"false_accept_rate": 0.4, "n_known_wrong": 20})
+    lax = [{**j, "correct": 1} for j in agree]  # the judge accepts every answer the check rejects
+    kappa = {c.name: c for c in judge_checks(tmp_path, {}, lax, lambda j: True, TH["judge"])}["judge_kappa"]
+    assert (kappa.status, kappa.value) == ("fail", 0.0)
+    assert "the judge accepted 15 of 15 (100%) answers the grounding check rejects" in kappa.message
+    blank = {c.name: c for c in judge_checks(tmp_path, {}, [], lambda j: True, TH["judge"])}["judge_kappa"]
+    assert blank.status == "not_measured" and blank.value is None  # nothing rated: not "ok"
+    _write_json(tmp_path / "judge_check.json", {"false_accept_rate": 0.4, "n_known_wrong": 20,
+                                                "judge": "1.5B", "overall": {"raw": {"kappa": 0.15, "n_credits": 43}}})
     checks = {c.name: c for c in judge_checks(tmp_path, {}, agree, lambda j: True, TH["judge"])}
     assert checks["judge_false_accepts"].value == 0.4 and checks["judge_false_accepts"].status == "fail"
+    assert checks["judge_label_kappa"].value == 0.15 and checks["judge_label_kappa"].status == "fail"
+    assert "hand labels: kappa 0.15, 43 labels (1.5B)" in checks["judge_label_kappa"].message
+
+
+def test_unmeasured_checks_say_so_in_every_table_and_old_files_read_as_meant_now(tmp_path: Path) -> None:
+    from evaluation.health.table import markdown, rows, side_by_side
+    from evaluation.runs.health_file import Check, Health
+
+    health = Health([Check("judge_false_accepts", "judge", "not_measured", None, {"warn": 0.1}, "none measured"),
+                     Check("judge_failures", "judge", "ok", 0.0, {"warn": 0.0}, "0 failed")])
+    table = markdown(rows("run", health))
+    assert "| judge_false_accepts | not measured | - |" in table and "| judge_failures | ok | 0.000 |" in table
+    assert "| not measured |" in side_by_side([("run", health)]) and health.mark() == "ok"
+    old = {"format": 2, "checks": [
+        {"name": "judge_false_accepts", "scope": "judge", "status": "ok", "value": None, "threshold": {},
+         "message": "not measured"},
+        {"name": "gold_strings", "scope": "context", "status": "ok", "value": 1.8227, "threshold": {},
+         "message": "27 of 268 (10%) gold answer strings in the context, 1.82 of what its gold-unit recall claims"},
+        {"name": "judge_kappa", "scope": "judge", "status": "ok", "value": 0.917, "threshold": {},
+         "message": "kappa 0.92 vs the deterministic matcher (grounded credit), 267 items"},
+        {"name": "judge_kappa", "scope": "judge", "status": "warn", "value": 0.29, "threshold": {},
+         "message": "kappa 0.29 vs the grounding check, 81 items"},
+        {"name": "judge_kappa", "scope": "judge", "status": "ok", "value": 0.47, "threshold": {},
+         "message": "kappa 0.47 vs the grounding check on only 12 items: reported, not judged"}]}
+    _write_json(tmp_path / "health.json", old)
+    back = read_health(tmp_path)
+    assert back is not None
+    assert [c.status for c in back.checks] == ["not_measured", "not_measured", "not_measured", "warn", "not_measured"]
+    assert back.checks[1].value is None and "27 of 268 (10%)" in back.checks[1].message
+    assert "grounded credit against the matcher, not the judge" in back.checks[2].message
+    assert back.to_dict()["format"] == 3 and back.status == "warn"
 
 
 # -- index counters ----------------------------------------------------------------------------

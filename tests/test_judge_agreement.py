@@ -84,9 +84,42 @@ def test_metrics_report_both_credits_and_agreement(lines: list[dict]) -> None:
     assert raw["agreement"]["credit"] == "raw" and raw["agreement"]["n_disagreements"] == 3
     assert raw["agreement"]["other_credit"]["grounded"]["item_agreement"] == pytest.approx(1.0)
     table = EpBenchProtocol(resamples=50).table(raw, {"method": "m"})
-    assert "judge agreement" in table and "0.50 / κ" in table and "credit: **raw**" in table
+    assert "judge (raw) vs matcher" in table and "0.50 / κ" in table and "credit: **raw**" in table
     assert "lenient, raw credit" in table
     assert "credit: **grounded**" in EpBenchProtocol(credit="grounded").table(grounded, {"method": "m"})
+
+
+def test_the_judges_agreement_is_its_raw_verdicts_whatever_the_headline_credit(lines: list[dict]) -> None:
+    """Grounded credit agrees with the matcher it reads (1.00 here); the judge credited a refusal
+    (0.50): the table's judge column and the report's agreement cells show the judge."""
+    from evaluation.agreement import judge_block
+    from evaluation.epbench.table import PRESENTATION
+    from evaluation.report.tables import path_cell
+
+    preds = [{"question_id": c[0], "answer": c[-1], "context_tokens": 1} for c in CASES]
+    (column,) = [c for t in PRESENTATION.tables for c in t.columns if c.cell == "agreement"]
+    for credit in ("raw", "grounded"):
+        m = EpBenchProtocol(resamples=20, credit=credit).metrics(lines, preds)
+        judge = judge_block(m["agreement"])
+        assert judge is not None and judge["item_agreement"] == pytest.approx(0.5), credit
+        assert path_cell(column, m).startswith("0.50 (κ"), credit
+    assert m["agreement"]["item_agreement"] == pytest.approx(1.0)  # the grounded credit's, kept beside
+    table = EpBenchProtocol(credit="grounded").table(m, {"method": "m"})
+    row = next(x for x in table.splitlines() if x.startswith("| m |"))
+    assert row.split(" | ")[2].startswith("0.50 / κ")  # the judge's column is not the grounded credit's 1.00
+    assert "The grounded credit vs the matcher (not a check of the judge" in table and "1.00 / κ" in table
+
+
+def test_judge_block_reads_the_raw_credit_of_a_grounded_block() -> None:
+    from evaluation.agreement import judge_block
+    from evaluation.bundle.manifest import judge_agreement
+
+    raw = {"kappa": 0.1, "n_items": 9, "item_agreement": 0.3, "n_questions": 8, "question_agreement": 0.25}
+    old = {"credit": "grounded", "kappa": 0.9, "n_items": 9, "item_agreement": 0.99, "n_questions": 8,
+           "question_agreement": 0.9, "other_credit": {"raw": raw}}
+    assert judge_block(old) is raw and judge_block({**raw, "credit": "raw"})["kappa"] == 0.1
+    assert judge_block({"credit": "grounded", "kappa": 0.9}) is None and judge_block(None) is None
+    assert judge_agreement({"agreement": old}).startswith("judge (raw) vs deterministic matcher: 30% of 9")
 
 
 def test_old_judgments_are_completed_from_predictions() -> None:

@@ -84,6 +84,6 @@ def test_the_largest_bounded_reply_fits_its_token_budget(n_gold: int) -> None:
 
 def test_protocol_rejects_an_unknown_judge_version_and_records_version_2() -> None:
     with pytest.raises(ValueError, match="judge_version"):
-        EpBenchProtocol(judge_version=3)
+        EpBenchProtocol(judge_version=4)  # 3: the typed judge of +experiment=paper (test_experiment_reference.py)
     assert EpBenchProtocol().describe()["judge_version"] == 2  # the shipped default
     assert EpBenchProtocol(judge_version=1).describe()["judge_version"] == 1

@@ -141,7 +141,7 @@ def test_the_locomo_table_names_the_rate_or_says_it_is_not_measured(tmp_path: Pa
     metrics = p.metrics(judgments, preds)
     assert "- judge false-accept rate: not measured" in p.table(metrics, meta)
     calibration.record([{"dataset": "locomo", "judge_model": "j", "judge_prompt": "locomo-judge-v2",
-                         "configuration": "grounded", "grounding_version": 2,
+                         "configuration": "grounded", "grounding_version": p.grounding_version,
                          "false_accept": {"specific_wrong": {"rate": 0.25, "n": 8}}}])
     assert "judge false-accept rate (grounded credit): 0.250 on 8 known-wrong answers (kind specific_wrong)" \
         in p.table(metrics, meta)

@@ -27,6 +27,7 @@ LAYERS = {
     "evaluation.runs": 4,
     # what reads run folders only: the report, compare, rescore, the bundle formats
     "evaluation.report": 5, "evaluation.compare": 5, "evaluation.rescore": 5, "evaluation.bundle": 5,
+    "evaluation.label_check": 5,  # credits of judged run folders against hand labels
     "evaluation.explore": 5,  # the results explorer: reads run folders only, like the report
     "evaluation.judge_check": 5,  # the package holds only the old command form's __main__
     "evaluation.health": 5,  # run health: reads run folders; the index counters come as plain data

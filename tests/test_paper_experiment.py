@@ -32,6 +32,7 @@ def test_paper_experiment_composes_each_methods_settings(method: str) -> None:
     assert cfg.llm_index.model == (indexer or cfg.llm.model) == (indexer or "gpt-4o-2024-08-06")
     assert cfg.method.get("answer_with", "shared") == answer_with
     assert (cfg.experiment.name, cfg.dataset.protocol.pr_convention) == ("paper", "authors")
+    assert (cfg.dataset.protocol.policy, cfg.dataset.protocol.judge_version) == ("harsh", 3)  # Table 2's rule
     assert cfg.subset.n is None and cfg.judge.model == "gpt-4o-2024-08-06"
 
 
@@ -40,6 +41,7 @@ def test_fair_experiment_keeps_one_setting_for_every_method(extra: list[str]) ->
     for method in PAPER:
         cfg = compose([*extra, f"method={method}", "dataset=epbench200"])
         assert cfg.experiment.name == "fair" and cfg.dataset.protocol.pr_convention == "defined_only"
+        assert (cfg.dataset.protocol.policy, cfg.dataset.protocol.judge_version) == ("lenient", 2)
         assert cfg.method.get("answer_with", "shared") == "shared"
         assert OmegaConf.to_container(cfg.llm_index) == OmegaConf.to_container(cfg.llm)
         assert cfg.embedder.model == ("voyage-3" if extra else "all-minilm-l6-v2")
@@ -56,15 +58,28 @@ def _reference() -> dict:
     return OmegaConf.to_container(compose(["+experiment=paper"]).experiment.reference, resolve=True)
 
 
+def _as_paper(method: str, **changes: object) -> dict:
+    """A run's actual values that follow the paper's entry for `method` in every respect."""
+    ref = _reference()
+    own = ref["methods"][method]
+    actual = {"answer_model": "gpt-4o-2024-08-06", "judge_model": "gpt-4o-2024-08-06", "subset": "all",
+              "index_model": own.get("index_model", "gpt-4o-2024-08-06"), "embedder": own.get("embedder"),
+              "answer_with": own.get("answer_with", "shared"),
+              "query_model": own.get("query_model", "gpt-4o-2024-08-06"), "scoring": dict(ref["scoring"]),
+              "settings": dict(own.get("settings") or {}), "output_guard": "none", "package_versions": {}}
+    actual.update(changes)
+    return actual
+
+
 def test_deviations_name_what_the_run_could_not_follow() -> None:
     ref = _reference()
-    paper = {"answer_model": "gpt-4o-2024-08-06", "judge_model": "gpt-4o-2024-08-06", "subset": "all",
-             "index_model": "gpt-4o-mini-2024-07-18", "embedder": "text-embedding-3-small", "answer_with": "package"}
-    (nv,) = deviations(ref, "hipporag2", paper)
+    paper = _as_paper("hipporag2", embedder="text-embedding-3-small",
+                      package_versions={"hipporag": "2.0.0a4"})
+    nv, version = deviations(ref, "hipporag2", paper)
     assert "text-embedding-3-small" in nv and "NV-Embed-v2" in nv
-    assert deviations(ref, "hipporag2", {**paper, "embedder": "nvidia/NV-Embed-v2"}) == []
-    local = {**paper, "answer_model": "qwen2.5-coder-0.5b-instruct", "index_model": "qwen2.5-coder-0.5b-instruct",
-             "embedder": "voyage-3", "answer_with": "shared", "subset": "8 of 456 (stratified by bucket, seed 0)"}
+    assert version == "package hipporag==2.0.0a4 (the reference names no version)"
+    local = {**_as_paper("gsw"), "answer_model": "qwen2.5-coder-0.5b-instruct",
+             "index_model": "qwen2.5-coder-0.5b-instruct", "subset": "8 of 456 (stratified by bucket, seed 0)"}
     found = " | ".join(deviations(ref, "gsw", local))
     assert "answering model qwen2.5-coder-0.5b-instruct" in found and "indexing model" in found
     assert "questions 8 of 456" in found and "embedder" not in found  # GSW embeds with Voyage-3: as the paper
@@ -85,7 +100,7 @@ def test_every_table_names_the_experiment_and_its_deviations() -> None:
         return SimpleNamespace(label=label, meta=meta, metrics={"pr_convention": conv} if conv else {})
 
     lines = setup_lines([run("gsw", "paper", conv="authors"), run("hipporag2", "paper", "mini", "authors")])
-    assert lines[0] == "experiment: paper" and "indexing model: hipporag2 mini" in lines[1]
+    assert lines[0].startswith("experiment: paper (no reference:") and "indexing model: hipporag2 mini" in lines[1]
     assert "authors" in lines[2] and "DIFFERS" not in " ".join(lines)
     mixed = setup_lines([run("a", "paper", conv="authors"), run("b", "fair", conv="defined_only")])
     assert sum("DIFFERS" in x for x in mixed) == 2  # experiment and P/R convention
@@ -99,7 +114,7 @@ def test_readme_lists_the_paper_experiments_settings() -> None:
     for method, settings in ref["methods"].items():
         row = next((line for line in section.splitlines() if re.match(rf"\|\s*{method}\b", line)), None)
         assert row is not None, method
-        for value in settings.values():
+        for value in (settings.get(k) for k in ("embedder", "index_model", "answer_with") if k in settings):
             assert str(value) in row or value in ("shared", "package"), (method, value)
 
 
@@ -118,9 +133,13 @@ def test_a_paper_run_records_its_experiment_convention_and_deviations(scripted, 
     assert exp["name"] == "paper" and exp["reference"].startswith("GSW paper")
     found = " | ".join(exp["deviations"])
     for phrase in ("answering model scripted-llm", "judge scripted-judge", "embedder hashed-bow, not the reference's voyage-3",
-                   "questions 4 of 456"):
+                   "questions 4 of 456", "duplicate gold items removed, not the reference's kept"):
         assert phrase in found, (phrase, found)
+    assert "scoring rule" not in found and "judge input" not in found  # harsh and the typed judge: as the paper
     metrics = json.loads((run / "metrics.json").read_text())
     assert metrics["pr_convention"] == "authors"
+    judged = [json.loads(line) for line in (run / "judgments.jsonl").read_text().splitlines()]
+    assert {j["judge_prompt"] for j in judged} == {"epbench-judge-v3"}
     table = (run / "results.md").read_text()
     assert "experiment: **paper**" in table and "embedder hashed-bow" in table and "P/R authors" in table
+    assert "scoring: **harsh**" in table and "reference: GSW paper" in table

@@ -34,7 +34,7 @@ def made(tmp_path_factory) -> tuple[ScriptedServer, Path, Path]:
 def test_regrade_writes_a_new_run_under_the_changed_version_with_no_request(made, capsys) -> None:
     server, tmp, run = made
     before, sent = _digest(run), server.count()
-    assert json.loads((run / "metrics.json").read_text())["provenance"]["protocol"]["grounding_version"] == 6
+    assert json.loads((run / "metrics.json").read_text())["provenance"]["protocol"]["grounding_version"] == 7
     out_root = tmp / "regraded"
     rc = regrade.main([str(run), "--set", "dataset.protocol.grounding_version=3", "--output-root", str(out_root)])
     assert rc == 0, capsys.readouterr().err
@@ -57,7 +57,7 @@ def test_regrade_writes_a_new_run_under_the_changed_version_with_no_request(made
 
     assert compare([str(run), str(new)]) == 0
     (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("- scoring:")]
-    assert "grounding v3" in line and "grounding v6" in line and "DIFFERS" in line
+    assert "grounding v3" in line and "grounding v7" in line and "DIFFERS" in line
     # ... and so do the report's tables and the line under every figure's title
     from evaluation.report.figures import setup_line
     from evaluation.report.tables import provenance
@@ -66,8 +66,8 @@ def test_regrade_writes_a_new_run_under_the_changed_version_with_no_request(made
     runs = load_runs([run, new])
     (flag,) = [x for x in provenance(runs) if x.startswith("credit:")]
     credit = metrics["credit"]
-    assert f"{credit}, grounding v6 | {credit}, grounding v3" in flag and "DIFFERS" in flag
-    assert f"credit: {credit}, grounding v6;" in setup_line(runs[:1], runs[0].presentation)
+    assert f"{credit}, grounding v7 | {credit}, grounding v3" in flag and "DIFFERS" in flag
+    assert f"credit: {credit}, grounding v7;" in setup_line(runs[:1], runs[0].presentation)
 
 
 def test_a_setting_that_needs_new_calls_is_refused_and_named(made, capsys) -> None:

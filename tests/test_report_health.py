@@ -77,7 +77,8 @@ def test_every_report_table_has_a_health_column(pair, tmp_path) -> None:
     _health(better, WARN)
     md, _ = build_report([base, better], tmp_path / "rep", reference=base)
     tables = [t for t in md.read_text().split("### ")[1:]]
-    assert len(tables) == 5  # Table 2 shape, precision / recall, the stratified overall, Table 3 shape, paired
+    # Table 2 shape, precision / recall, the stratified overall, Table 3 shape, paired, paired under each rule
+    assert len(tables) == 6
     for t in tables:
         head = next(ln for ln in t.splitlines() if ln.startswith("| method"))
         assert head.rstrip().endswith("| health |"), head

@@ -309,4 +309,5 @@ def test_old_bundled_runs_read_with_the_blocks(family: str, tmp_path: Path, data
 def test_a_dataset_without_an_audit_records_none() -> None:
     q = [Question("a", "c", "?", ("x",), attrs={"k": "1"})]
     ds = Dataset("d", "v", {}, q, None, "k")  # type: ignore[arg-type]
-    assert dataset_facts(ds, q, ["a"]) == {"population": {"key": "k", "n": 1, "counts": {"1": 1}}, "gold_audit": None}
+    assert dataset_facts(ds, q, ["a"]) == {"population": {"key": "k", "n": 1, "counts": {"1": 1}}, "gold_audit": None,
+                                           "repeats": {}}

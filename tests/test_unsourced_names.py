@@ -68,7 +68,7 @@ def test_each_question_keeps_its_names_through_health_json(tmp_path: Path) -> No
     assert check.questions == {"q0": "Chair Ilsa Brandt, Port Veltham"}
     (tmp_path / "health.json").write_text(json.dumps(Health([check]).to_dict()))
     saved = json.loads((tmp_path / "health.json").read_text())
-    assert saved["format"] == 2 and saved["checks"][0]["questions"] == check.questions
+    assert saved["format"] == 3 and saved["checks"][0]["questions"] == check.questions
     assert read_health(tmp_path).checks[0].questions == check.questions
     ok = unsourced_names_check(preds[1:], sources, (), (), LIMITS)
     assert ok.value == 0.0 and "questions" not in Health([ok]).to_dict()["checks"][0]
@@ -90,7 +90,7 @@ def test_empty_and_marker_only_contexts_are_not_read_and_no_data_is_not_measured
     check = unsourced_names_check([_pred(0, marker), _pred(1, "Maren and Oskar.")], sources, (), (marker,), LIMITS)
     assert check.value == 0.0 and "0 of 1" in check.message
     none = unsourced_names_check([_pred(0, "Port Veltham")], None, (), (), LIMITS)
-    assert none.status == "ok" and none.value is None and "not on this machine" in none.message
+    assert none.status == "not_measured" and none.value is None and "not on this machine" in none.message
 
 
 def test_unit_ids_and_titles_are_part_of_the_source() -> None:

@@ -164,9 +164,11 @@ def test_code_defaults_are_the_shipped_defaults() -> None:
     params = inspect.signature(SEEM.__init__).parameters
     assert params["frame_sources"].default == shipped.frame_sources
     assert params["frame_dates"].default == shipped.frame_dates
-    for cls, conf in ((EpBenchProtocol, "epbench20"), (LoCoMoProtocol, "locomo")):
+    from harness.estimate import compose
+
+    for cls, conf in ((EpBenchProtocol, "epbench20"), (LoCoMoProtocol, "locomo")):  # EpBench's: the fair experiment's
         assert (inspect.signature(cls.__init__).parameters["judge_version"].default
-                == OmegaConf.load(ROOT / f"conf/dataset/{conf}.yaml").protocol.judge_version)
+                == compose([f"dataset={conf}"]).dataset.protocol.judge_version)
 
 
 def test_old_meta_names_its_judge_version_and_a_newer_format_is_refused(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from omegaconf import OmegaConf
 from evaluation.runs.folder import RunFolder
 from evaluation.runs.scoring import saved_metrics_text
 from harness.replay import Replay, replaying
+from methods.imported import RUN_COPY
 from model_access.cache import ResponseCache
 
 ALL_STAGES = ["index", "answer", "judge", "score"]
@@ -76,6 +77,9 @@ def replay_config(run: Path, work: Path, cache_path: Path | None, cache_backend:
         "cache_backend": cache_backend or cfg.get("cache_backend") or "sqlite",
         "stages": list(ALL_STAGES), "share_servers": False, "lock_wait_s": 0,
     })
+    copy = run / RUN_COPY
+    if copy.exists() and isinstance(cfg.get("method"), dict):  # imported answers: the folder's own copy
+        cfg["method"]["answers_file"] = str(copy.resolve())
     cfg.setdefault("tracking", {})["mode"] = "disabled"
     cfg.setdefault("budget", {})["usd"] = None
     cfg.setdefault("batch", {})["stages"] = []

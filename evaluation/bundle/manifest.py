@@ -17,6 +17,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..agreement import judge_block
+
 FORMAT = "memeval-bundle/1"
 MANIFEST = "manifest.json"
 CALLS = "calls.jsonl.gz"
@@ -103,11 +105,14 @@ def family(dataset: str) -> str:
 
 
 def judge_agreement(metrics: dict[str, Any]) -> str:
-    """One phrase: how the run's LLM judge lines up with a model-free check."""
-    agree = metrics.get("agreement")
+    """One phrase: how the run's LLM judge lines up with a model-free check (its raw verdicts: the
+    grounded credit is partly built from the matcher, evaluation.agreement.judge_block)."""
+    agree = judge_block(metrics.get("agreement")) or metrics.get("agreement")
     if isinstance(agree, dict) and agree.get("n_items") is not None:
         item, q = agree.get("item_agreement"), agree.get("question_agreement")
-        return (f"judge vs deterministic matcher: {_pct(item)} of {agree['n_items']} gold items, "
+        who = "judge (raw)" if agree is not metrics.get("agreement") or agree.get("credit") == "raw" else \
+            f"{agree.get('credit', '?')} credit"
+        return (f"{who} vs deterministic matcher: {_pct(item)} of {agree['n_items']} gold items, "
                 f"{_pct(q)} of {agree.get('n_questions')} questions agree")
     jf = metrics.get("judge_f1")
     if isinstance(jf, dict):

@@ -36,6 +36,20 @@ gold that is a name with its acronym ("University of California, Los Angeles (UC
 either; and an answer whose content words are all the question's own (a restatement of it, as
 SEEM's 1.5B answered a preference question) asserts nothing, whatever the judge said. Version 1
 ("conv-grounding-v1") is kept so saved runs replay.
+Version 4 (issue 56, from the LoCoMo bundle) stops vetoing two kinds of right answer: a list gold
+of clauses ("sprucing up his business plan, tweaking his pitch to investors, and working on an
+online platform") is stated by a key word of more than half of its parts, where a list of names
+or things still needs every part ("Susie" is not "Susie, Seraphim"); and an answer whose every
+word beyond the question's is a word of the gold, among them the gold's leading phrase
+("creating a special experience is key" for "it's the key to making them feel welcome and
+coming back"), states the gold's answer and nothing else, so it is not held to half the gold's
+key words (a list gold is never read so; "together" is not "dancing together and ...").
+Version 5 (issue 57, from hand labels of published systems' answers) reads words as people write
+them: a hyphenated gold word is stated by its first part written alone ("work-related stress" by
+"work stress"; "service-focused" is not stated by "focused on"), an answer's hyphenated word by its
+parts, a
+gold word glued from two ("watchingmovies", a typo of the gold) is stated by the two apart, and an
+acronym of the gold ("UK") by the capitalised words it abbreviates ("United Kingdom").
 
 Adversarial (LoCoMo category 5) and abstention (LongMemEval `_abs`) questions are correct when
 the answer declines, so there a CORRECT verdict needs a decline somewhere in the answer, and a
@@ -66,8 +80,10 @@ from .periods import agree, periods
 from .text_overlap import stemmed_tokens
 
 GROUNDING_VERSION = "conv-grounding-v1"
-GROUNDING_VERSIONS = {1: GROUNDING_VERSION, 2: "conv-grounding-v2", 3: "conv-grounding-v3"}
+GROUNDING_VERSIONS = {1: GROUNDING_VERSION, 2: "conv-grounding-v2", 3: "conv-grounding-v3", 4: "conv-grounding-v4",
+                      5: "conv-grounding-v5"}
 F1_THRESHOLD = 0.5
+CLAUSE_WORDS = 3  # version 4: a list gold whose parts all have this many words is a list of clauses
 _WEEK = timedelta(days=7)
 
 _MONTH_OF_YEAR = re.compile(r"\b([A-Za-z]{3,9}) of (\d{4})\b")
@@ -235,9 +251,9 @@ def key_content(answer_text: str, gold: str, question: str = "", off_by_one: boo
         gold, answer_text = without_ordinals(gold), without_ordinals(answer_text)
     gold_fixed, text = _glue_fix(gold), _glue_fix(answer_text)
     if version >= 2:
-        gold_days, _ = periods(gold_fixed)
+        gold_days, _ = periods(gold_fixed, version)
         if gold_days:
-            ok = agree(gold_days, periods(text)[0])
+            ok = agree(gold_days, periods(text, version)[0])
             return Grounding(ok, "period " + ("agrees" if ok else "missing, or other days than the gold's"))
     gold_dates = find_dates(gold_fixed)
     if gold_dates:
@@ -257,8 +273,10 @@ def key_content(answer_text: str, gold: str, question: str = "", off_by_one: boo
     words = key_words(gold, question)
     if not words:
         return Grounding(bool(text.strip()), "no key words in the gold")
-    have = set(stemmed_tokens(text))
-    hit = [w for w in words if w in have]
+    plain = set(stemmed_tokens(text))
+    have = plain | (written_forms(text, gold) if version >= 5 else set())
+    heads = hyphen_heads(gold) if version >= 5 else {}  # "work-related" is stated by "work" written alone
+    hit = [w for w in words if w in have or heads.get(w) in plain]
     need = min(4, max(1, math.ceil(len(words) / (2 if version >= 2 else 3))))
     ok = len(hit) >= need
     if ok and items:  # version 3: a numbered list needs a key word of every item
@@ -268,11 +286,86 @@ def key_content(answer_text: str, gold: str, question: str = "", off_by_one: boo
             return Grounding(False, f"numbered list: {missing} of {len(item_words)} gold items missing")
     pieces = _LIST_PARTS.split(gold) if version >= 2 else []
     parts = [p for p in (key_words(x, question) for x in pieces) if p]
-    if ok and len(parts) >= 2 and all(len(x.split()) <= 5 for x in pieces):
+    listed = len(parts) >= 2 and all(len(x.split()) <= 5 for x in pieces)
+    if ok and listed:
         missing = sum(1 for p in parts if not set(p) & have)
-        if missing:
+        if missing and not (version >= 4 and clause_list(pieces) and 2 * missing < len(parts)):
             return Grounding(False, f"list: {missing} of {len(parts)} gold parts missing")
+        if missing:
+            return Grounding(True, f"list of clauses: {len(parts) - missing} of {len(parts)} gold parts")
+    if not ok and version >= 4 and not listed and not items:
+        fresh, head = fresh_words(text, question), head_words(gold, question)
+        if fresh and head and fresh <= set(stemmed_tokens(gold)) and head <= have:
+            return Grounding(True, f"words {len(hit)}/{len(words)}: the gold's leading words, and nothing else")
     return Grounding(ok, f"words {len(hit)}/{len(words)} (need {need})")
+
+
+_WORD = re.compile(r"[A-Za-z]+")
+_ACRONYM_WORD = re.compile(r"\b[A-Z]{2,5}\b")
+_LINKS = frozenset({"of", "the", "and", "for", "de"})
+
+
+def hyphen_heads(gold: str) -> dict[str, str]:
+    """Version 5: {a hyphenated gold word's stem: the stem of its first part} ("work-related" ->
+    "work"): the part that says which (work, not family), stated by the answer as a word of its own
+    (not inside another hyphenated word: "lower-middle-class" does not state "middle-class")."""
+    out = {}
+    for token in re.findall(r"[A-Za-z]+(?:-[A-Za-z]+)+", gold):
+        joined, first = stemmed_tokens(token), stemmed_tokens(token.split("-")[0])
+        if joined and first and first[0] not in _STOP_STEMS and len(first[0]) > 2:
+            out[joined[0]] = first[0]
+    return out
+
+
+def written_forms(text: str, gold: str) -> set[str]:
+    """Version 5: the stems of gold words the answer writes another way: a hyphenated word's
+    parts, a gold word glued from two words the answer writes apart, an acronym of the gold
+    spelled by the initials of capitalised words of the answer (linking words skipped)."""
+    out = set(stemmed_tokens(text.replace("-", " ")))
+    raw = [w.lower() for w in _WORD.findall(text)]
+    pairs = {a + b for a, b in zip(raw, raw[1:], strict=False)}
+    for g in _WORD.findall(gold):
+        if g.lower() in pairs:
+            out.update(stemmed_tokens(g))
+    words = _WORD.findall(text)
+    for acronym in _ACRONYM_WORD.findall(gold):
+        for i in range(len(words)):
+            initials, j = "", i
+            while j < len(words) and len(initials) < len(acronym):
+                if words[j].lower() in _LINKS and initials:
+                    j += 1
+                    continue
+                if not words[j][0].isupper():
+                    break
+                initials += words[j][0]
+                j += 1
+            if initials == acronym:
+                out.update(stemmed_tokens(acronym))
+    return out
+
+
+def clause_list(pieces: Sequence[str]) -> bool:
+    """Whether a list gold's parts are clauses ("tweaking his pitch to investors"), at least three
+    words each, rather than names or things ("Susie, Seraphim")."""
+    return all(len(x.split()) >= CLAUSE_WORDS for x in pieces)
+
+
+def head_words(gold: str, question: str = "") -> set[str]:
+    """The gold's leading phrase, stemmed: its first run of content words ("key" in "it's the key
+    to making them feel welcome", "dancing together" in "dancing together and supporting each
+    other"), without the question's words unless that leaves none. What follows qualifies it."""
+    stems = stemmed_tokens(gold)
+    start = next((i for i, w in enumerate(stems) if w not in _STOP_STEMS), len(stems))
+    end = next((i for i in range(start, len(stems)) if stems[i] in _STOP_STEMS), len(stems))
+    head = [w for w in stems[start:end] if not w.isdigit()]
+    asked = set(stemmed_tokens(question))
+    return set([w for w in head if w not in asked] or head)
+
+
+def fresh_words(text: str, question: str) -> set[str]:
+    """The answer's stemmed content words that the question does not use: what it claims."""
+    asked = set(stemmed_tokens(question))
+    return {w for w in stemmed_tokens(text) if w not in _STOP_STEMS and w not in asked}
 
 
 def _named(name: str, text: str) -> bool:
@@ -365,8 +458,11 @@ def conversation_notes(metrics: dict[str, Any], name: str, key: str = "judge") -
 
     credit = metrics.get("credit", "raw")
     o = metrics["overall"]
-    why = ("grounded: CORRECT only when the answer states the gold's key content; the judge is a "
-           "local model" if credit == "grounded" else "raw: the paper's judge verdict")
+    published = metrics.get("judge_prompt") == "published-verdict"
+    judge = "the answers' own published verdicts" if published else "a local model"
+    why = (f"grounded: CORRECT only when the answer states the gold's key content; the judge is {judge}"
+           if credit == "grounded" else
+           ("raw: the published verdict as its source's judge gave it" if published else "raw: the paper's judge verdict"))
     lines = [f"{name} credit: **{credit}** ({why}). Overall {name} raw {fmt(o.get(f'{key}_raw'))}, "
              f"grounded {fmt(o.get(f'{key}_grounded'))}; grounding withdrew "
              f"{metrics.get('grounding_removed', 0)} CORRECT verdict(s)."]

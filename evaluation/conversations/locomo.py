@@ -57,6 +57,35 @@ JUDGE_PROMPTS = {1: PROMPT_VERSION, 2: "locomo-judge-v2"}
 CATEGORY_5_BY_DECLINE = "category 5 by the decline check (no judge call)"
 CATEGORY_5_BY_JUDGE = "category 5 by the judge (the shared prompt)"  # version 1
 POLICIES = ("categories_1_4", "categories_1_5")
+VERDICT_SOURCES = ("judge", "published")
+PUBLISHED_PROMPT = "published-verdict"  # the judge_prompt of a line whose verdict the answer's source published
+
+
+def published_line(question: Question, prediction: dict[str, Any], grounding_version: int,
+                   speakers: tuple[str, ...]) -> dict[str, Any]:
+    """A judgments line from an imported answer's published verdict (majority of its judge runs),
+    grounded as a judge's verdict is; an answer without one is a judge failure, never a 0."""
+    published = (prediction.get("native_answer") or {}).get("published_verdict")
+    correct = published_majority(published)
+    if correct is None:
+        return {"judge_error": f"no published verdict for {question.id} (verdicts=published needs one per answer)"}
+    category = int(question.attrs["category"])
+    g = grounding(question.text, question.gold[0], category, prediction["answer"], speakers, grounding_version)
+    return {"label": "CORRECT" if correct else "WRONG", "correct": correct,
+            "correct_grounded": int(correct and g["grounded"]), **g,
+            "reasoning": f"published verdict {published!r} (majority of its judge runs)", "judge_cached": None}
+
+
+def published_majority(verdict: Any) -> int | None:
+    """1 / 0 from a published verdict: a bool, a score (>= 0.5 is correct), or a list of either
+    (one per judge run: correct when more than half are); None when there is none."""
+    if isinstance(verdict, bool):
+        return int(verdict)
+    if isinstance(verdict, int | float):
+        return int(verdict >= 0.5)
+    if isinstance(verdict, list) and verdict and all(isinstance(v, bool | int | float) for v in verdict):
+        return int(sum(published_majority(v) or 0 for v in verdict) * 2 > len(verdict))
+    return None
 # LoCoMo's questions come in 10 conversations: questions of one conversation are not independent
 ONE_CONVERSATION = ("one conversation: its questions are not independent samples, so these intervals "
                     "understate the uncertainty of a benchmark-level score")
@@ -132,8 +161,8 @@ class LoCoMoProtocol(Protocol):
     version = "1"
     # version 3's rules (list ordinals, a name's acronym) were found on LongMemEval's golds. Under 3
     # LoCoMo's 1,354 known-wrong answers and 58 labels get the verdicts they get under 2 (measured
-    # 2026-12-06), so LoCoMo stays on 2 and its runs keep their folders; 3 may be chosen
-    current_grounding = 2
+    # 2026-12-06), so LoCoMo stayed on 2; 4 (issue 56: lists of clauses, the gold's leading words) moves it on
+    current_grounding = 5
     answer_prompt_examples = EXAMPLES[2]  # the shipped prompt's; a run's own: answer_examples(its settings)
 
     @classmethod
@@ -147,14 +176,21 @@ class LoCoMoProtocol(Protocol):
         return not (int(line.get("category", 0)) == 5 and line.get("judge_prompt") == JUDGE_PROMPTS[2])
 
     def __init__(self, include_category_5: bool = False, resamples: int = 1000, seed: int = 0,
-                 credit: str = "raw", judge_version: int = 2, grounding_version: int = 2,
-                 answer_prompt_version: int = 2):
+                 credit: str = "raw", judge_version: int = 2, grounding_version: int = 5,
+                 answer_prompt_version: int = 2, verdicts: str = "judge"):
+        """`verdicts`: "judge" (the configured judge model decides) or "published" (imported
+        answers: each answer's own published verdict, datasets/answers_file.py, read instead of
+        calling a judge; grounding still applies). Absent from the shipped config: only
+        `memeval import-answers --verdicts published` sets it, so no saved run's name changes."""
+        if verdicts not in VERDICT_SOURCES:
+            raise ValueError(f"LoCoMo protocol.verdicts must be one of {VERDICT_SOURCES}, not {verdicts!r}")
+        self.verdicts = verdicts
         if judge_version not in JUDGE_PROMPTS:
             raise ValueError(f"LoCoMo protocol.judge_version must be one of {sorted(JUDGE_PROMPTS)}, "
                              f"not {judge_version!r}")
         if grounding_version not in GROUNDING_VERSIONS:
             raise ValueError(f"LoCoMo protocol.grounding_version must be one of {sorted(GROUNDING_VERSIONS)}, "
-                             f"not {grounding_version!r} (2 adds the subject check; 1: runs before 2026-12-01)")
+                             f"not {grounding_version!r} (5 reads hyphenated, glued and acronym forms of gold words; 4 lists of clauses and the gold's leading words; 2 adds the subject check; 1: runs before 2026-12-01)")
         if answer_prompt_version not in ANSWER_PROMPT_VERSIONS:
             raise ValueError(f"LoCoMo protocol.answer_prompt_version must be one of {ANSWER_PROMPT_VERSIONS}, "
                              f"not {answer_prompt_version!r} (2: the example in a turn of its own; 1: inside "
@@ -162,7 +198,7 @@ class LoCoMoProtocol(Protocol):
         self.answer_prompt_version = answer_prompt_version
         self.grounding_version = grounding_version
         self.judge_version = judge_version
-        self.judge_prompt = JUDGE_PROMPTS[judge_version]
+        self.judge_prompt = JUDGE_PROMPTS[judge_version] if verdicts == "judge" else PUBLISHED_PROMPT
         self.include_category_5 = bool(include_category_5)
         self.credit = check_credit(credit)
         self.resamples = resamples
@@ -175,6 +211,8 @@ class LoCoMoProtocol(Protocol):
                "category_names": CATEGORY_NAMES,
                "category_5": CATEGORY_5_BY_DECLINE if self.judge_version >= 2 else CATEGORY_5_BY_JUDGE,
                "judge_version": self.judge_version, "grounding_version": self.grounding_version}
+        if self.verdicts != "judge":
+            out["verdicts"] = self.verdicts
         return out
 
     def speakers(self, question: Question, dataset: Dataset | None) -> tuple[str, ...]:
@@ -199,6 +237,8 @@ class LoCoMoProtocol(Protocol):
             ok = int(bool(g["grounded"]))
             return {**line, "label": "CORRECT" if ok else "WRONG", "correct": ok, "correct_grounded": ok,
                     **g, "reasoning": CATEGORY_5_BY_DECLINE, "judge_cached": None}
+        if self.verdicts == "published":
+            return {**line, **published_line(question, prediction, self.grounding_version, speakers)}
         messages = judge_messages(question.text, question.gold[0], prediction["answer"], adversarial)
         try:
             verdict, result = await judge.complete_json(messages, Verdict, max_tokens=300)

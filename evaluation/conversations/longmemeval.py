@@ -129,14 +129,15 @@ class LongMemEvalProtocol(Protocol):
     name = "longmemeval"
     version = "1"
     answer_prompt_examples = ("last week", "how many days ago")
-    # 3: list ordinals and a name's acronym (grounding.py); runs configured before keep version 1
-    current_grounding = 3
+    # 3: list ordinals and a name's acronym; 4: lists of clauses, the gold's leading words (grounding.py);
+    # runs configured before 3 keep version 1
+    current_grounding = 5
 
     def __init__(self, variant: str = "oracle", resamples: int = 1000, seed: int = 0, credit: str = "raw",
-                 grounding_version: int = 3):
+                 grounding_version: int = 5):
         if grounding_version not in GROUNDING_VERSIONS:
             raise ValueError(f"LongMemEval protocol.grounding_version must be one of {sorted(GROUNDING_VERSIONS)}, "
-                             f"not {grounding_version!r} (3 reads numbered lists and acronyms; 1: runs before "
+                             f"not {grounding_version!r} (5 reads hyphenated, glued and acronym forms of gold words; 4 lists of clauses and the gold's leading words; 3 numbered lists and acronyms; 1: runs before "
                              "2026-12-06)")
         self.grounding_version = grounding_version
         self.variant = variant

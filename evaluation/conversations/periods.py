@@ -12,6 +12,10 @@ expression becomes the days it means and two expressions agree when their days o
   December of that year);
 - any other full date (that day) or month and year (the month).
 
+Version 5 (grounding version 5) also reads "a few / several days before D" as the days 1 to 6
+before D (version 2 read "a few" as one day), and a range of days ("May 21-23, 2023", "21 to 23
+May 2023") as those days (version 2 read its last day only, or nothing).
+
 An answer agrees when its days overlap the gold's and it is no vaguer: at most a week wide or as
 wide as the gold ("late June 2023" fits "June 2023"; a day fits a week), or holding the whole
 gold with at most three days to spare ("the start of June" for "the first week of June"). So
@@ -85,11 +89,32 @@ def _overlaps(span: tuple[int, int], spans: list[tuple[int, int]]) -> bool:
     return any(a < span[1] and span[0] < b for a, b in spans)
 
 
-def periods(text: str) -> tuple[list[Interval], bool]:
+_FEW = re.compile(r"\b(?:a\s+)?(few|several)\s+days\s+(before|after|prior to)\s*$", re.I)
+_RANGE = re.compile(rf"\b(?:({_MONTHS})\.?\s+(\d{{1,2}})\s*(?:-|–|to)\s*(\d{{1,2}})|(\d{{1,2}})\s*(?:-|–|to)\s*(\d{{1,2}})"
+                    rf"\s+({_MONTHS})\.?),?\s+(\d{{4}})\b", re.I)
+
+
+def _ranges(text: str) -> list[tuple[Interval, tuple[int, int]]]:
+    """Version 5: ranges of days within one month ("May 21-23, 2023", "21 to 23 May 2023")."""
+    out = []
+    for m in _RANGE.finditer(text):
+        month = m.group(1) or m.group(6)
+        first, last = (m.group(2), m.group(3)) if m.group(1) else (m.group(4), m.group(5))
+        year, mo, a, b = int(m.group(7)), _month_of(month), int(first), int(last)
+        if 1 <= a < b <= _last_day(year, mo):
+            out.append(((date(year, mo, a), date(year, mo, b)), m.span()))
+    return out
+
+
+def periods(text: str, version: int = 2) -> tuple[list[Interval], bool]:
     """The intervals `text` names, and whether any came from a relative, part-of-month or season
     expression (a gold with none of those is compared by version 1's date rule)."""
     out: list[Interval] = []
     used: list[tuple[int, int]] = []
+    if version >= 5:
+        for interval, span in _ranges(text):
+            out.append(interval)
+            used.append(span)
     for m in _PART.finditer(text):
         out.append(_part(m.group(1), int(m.group(3)), _month_of(m.group(2))))
         used.append(m.span())
@@ -101,7 +126,15 @@ def periods(text: str) -> tuple[list[Interval], bool]:
     for d in mentions:
         if d.day is None or _overlaps(d.span, used):
             continue
-        rel = _RELATIVE.search(text[max(0, d.span[0] - 40):d.span[0]])
+        before = text[max(0, d.span[0] - 40):d.span[0]]
+        few = _FEW.search(before) if version >= 5 else None
+        if few:  # "a few days before D": the days 1 to 6 before (or after) it (the gold rounds a "few days ago")
+            anchor, sign = date(d.year, d.month, d.day), (-1 if few.group(2).lower() != "after" else 1)
+            ends = sorted((anchor + timedelta(days=sign), anchor + timedelta(days=6 * sign)))
+            out.append((ends[0], ends[1]))
+            used.append(d.span)
+            continue
+        rel = _RELATIVE.search(before)
         if rel:
             count = _COUNT.get((rel.group(1) or "a").lower(), 1)
             out.append(_relative(count, rel.group(2), rel.group(3), date(d.year, d.month, d.day)))

@@ -123,18 +123,55 @@ FULL, PARTIAL = "full", "partial"
 STRING_KINDS = ("date", "location", "person")
 
 
-def _short_form(gold: str, text: str, known: Iterable[str]) -> bool:
+def _short_form(gold: str, text: str, known: Iterable[str], whole_name: bool = False) -> bool:
     """A place named by part of its name ("Snug Harbor", "the Natural History Museum").
 
     One sentence must hold at least half of the name's words, among them a word no other known
     place uses; without a list of known places nothing is distinctive and this never holds.
+    With `whole_name` (grounding version 7) those words must also be a name of their own
+    (`_own_name`).
     """
     others = {stem(w) for v in known if normalize(v) != normalize(gold) for w in content_tokens(v)}
     if not others:
         return False
     distinctive = {stem(w) for w in content_tokens(gold)} - others
     return any(distinctive & {stem(t) for t in tokens(s)} and coverage(gold, s) >= 0.5
+               and (not whole_name or _own_name(gold, s, distinctive, others))
                for s in sentences(text))
+
+
+# a name as written: capitalised words, joined by "of" / "the" ("Museum of the City of New York")
+_WRITTEN_NAME = re.compile(r"[A-Z][\w'\u2019.-]*(?:\s+(?:(?:of|the)\s+)*[A-Z][\w'\u2019.-]*)*")
+
+
+def _own_name(gold: str, sentence: str, distinctive: set[str], others: set[str]) -> bool:
+    """Grounding version 7: the gold's distinctive words are written as a name of their own, not as
+    part of another one ("High Line Cultural Center" is not "Snug Harbor Cultural Center"). The
+    written name (capitalised words) that holds them may add no word beyond the gold's, bar a
+    sentence's first word that is no word of another known place ("Visited Snug Harbor"); in
+    lower-case text, no word of another known place may stand right before or after them."""
+    own = {stem(w) for w in tokens(gold)}
+    names = [m for m in _WRITTEN_NAME.finditer(sentence)
+             if distinctive & {stem(t) for t in tokens(m.group(0))}]
+    for m in names:
+        words = [stem(t) for t in tokens(m.group(0))]
+        start = 1 if m.start() == 0 and words and words[0] not in others else 0
+        if all(w in own for w in words[start:]):
+            return True
+    if names:
+        return False
+    ts = [stem(t) for t in tokens(sentence)]
+    for i, t in enumerate(ts):
+        if t not in distinctive:
+            continue
+        a = b = i
+        while a > 0 and ts[a - 1] in own:
+            a -= 1
+        while b + 1 < len(ts) and ts[b + 1] in own:
+            b += 1
+        if not {ts[k] for k in (a - 1, b + 1) if 0 <= k < len(ts)} & others:
+            return True
+    return False
 
 
 GENERIC_EVENT_WORDS = wordset(
@@ -153,12 +190,13 @@ def mask(text: str, values: Iterable[str], keep: str) -> str:
 
 
 def gold_support(gold: str, text: str, kind: str | None, known: Iterable[str] = (),
-                 generic: frozenset[str] = GENERIC_EVENT_WORDS) -> str | None:
+                 generic: frozenset[str] = GENERIC_EVENT_WORDS, whole_name: bool = False) -> str | None:
     """How the (assertive) text supports one gold item: FULL, PARTIAL (worth 0.5 at most) or None.
 
     PARTIAL: a date's month and year without its day, or a person's first or last name alone
     (after blanking out other known full names, so "Owen Thomas" never half-supports
     "Scarlett Thomas"). An event type is FULL when a word only it uses ("karaoke") occurs.
+    `whole_name` (version 7): a place's short form must be a name of its own (`_short_form`).
     """
     date = parse_date(gold) if kind in (None, "date") else None
     if date is not None:
@@ -175,7 +213,7 @@ def gold_support(gold: str, text: str, kind: str | None, known: Iterable[str] = 
         masked = mask(text, known, gold)
         return PARTIAL if any(f" {w} " in masked for w in (words[0], words[-1])) else None
     if kind == "location":
-        return FULL if _short_form(gold, text, known) else None
+        return FULL if _short_form(gold, text, known, whole_name) else None
     if kind == "event_type":
         common = {stem(w) for w in generic}
         distinctive = [w for w in words if len(w) >= 5 and stem(w) not in common]

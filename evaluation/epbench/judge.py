@@ -23,8 +23,18 @@ MAX_ITEMS = 40
 # ("item A", "item A", ...) is then closed by the grammar and still returns JSON (duplicates are
 # dropped), where version 1 ran out of tokens mid-list and failed the question. Version 1 stays
 # the default in code so that runs saved before it replay with unchanged cache keys.
-JUDGE_VERSIONS = (1, 2)
+# Judge version 3 (chosen by an experiment whose reference judged so: +experiment=paper): version 2's
+# bounds, with the judge's input as the GSW and EpBench authors' judges had it: the question's type
+# (retrieval_type: Times, Spaces, ...) instead of its text, and no identified item at all when the
+# answer makes any negative statement (versions 1 and 2 empty the list only on a decline). Our own
+# wording; the fair experiment keeps version 2.
+JUDGE_VERSIONS = (1, 2, 3)
 BOUNDED_PROMPT_VERSION = "epbench-judge-v2"
+TYPED_PROMPT_VERSION = "epbench-judge-v3"
+# what each version's judge reads and when it lists nothing (harness/reference.py compares these
+# with an experiment's reference)
+JUDGE_INPUTS = {1: ("question_text", "on_decline"), 2: ("question_text", "on_decline"),
+                3: ("question_type", "on_any_negative_statement")}
 BOUNDED_ITEMS = 24
 ITEM_CHARS = 120
 EXPLANATION_CHARS = 600
@@ -39,6 +49,22 @@ _SYSTEM = (
     "matching_score: one number per ground-truth item, in the given order: 1 if the answer states "
     "it (synonyms and other date formats count), 0.5 if the answer states something related but "
     "not exact, 0 if it is missing.\n"
+    "explanation: one or two sentences."
+)
+
+
+_TYPED_SYSTEM = (
+    "You check an answer against a list of correct items. You are told what kind of item the "
+    "question asked for (not the question itself), the correct items, and the answer. Return JSON "
+    "with three fields.\n"
+    "identified_items: the distinct items (a date, a place, a person, an event, a detail) that the "
+    "answer gives, in the answer's own words. If any part of the answer is negative (it says "
+    "something is unknown, not given, not found, or did not happen), return an empty list, even "
+    "when the answer also names items. Never take an item from the correct items that the answer "
+    "does not state itself.\n"
+    "matching_score: one number per correct item, in the order given: 1 when the answer states it "
+    "(another wording or date format is fine), 0.5 when it states something close but not exact, "
+    "0 when it does not state it.\n"
     "explanation: one or two sentences."
 )
 
@@ -86,6 +112,21 @@ def distinct(items: list[Any]) -> list[str]:
     return list(seen.values())
 
 
+def typed_judge_messages(question_type: str, gold: list[str], answer: str,
+                         chapter_text: str | None) -> list[dict[str, str]]:
+    """Version 3: the judge reads the question's type, never its text (see JUDGE_INPUTS)."""
+    if chapter_text is not None:
+        truth = ("There is one correct item: the whole chapter below. Score 1 if the answer gives "
+                 "this chapter's event correctly and in substance, 0.5 if in part, 0 if not.\n\n"
+                 f"Chapter:\n{chapter_text}\n")
+    else:
+        truth = "Correct items (an empty list means there was nothing to find):\n"
+    user = (f"Kind of item asked for: {question_type}\n\n{truth}{json.dumps(gold, ensure_ascii=False)}\n\n"
+            f"Answer to check:\n{answer}\n\n"
+            f"Return the JSON object; matching_score must have exactly {len(gold)} entries.")
+    return [{"role": "system", "content": _TYPED_SYSTEM}, {"role": "user", "content": user}]
+
+
 def judge_messages(question: str, gold: list[str], answer: str, chapter_text: str | None) -> list[dict[str, str]]:
     if chapter_text is not None:
         truth = ("The ground truth is one item: the full chapter below. Score it 1 if the answer "
@@ -101,12 +142,20 @@ def judge_messages(question: str, gold: list[str], answer: str, chapter_text: st
 
 
 async def judge_one(judge: ChatModel, question: str, gold: list[str], answer: str,
-                    chapter_text: str | None = None, version: int = 1) -> dict[str, Any]:
+                    chapter_text: str | None = None, version: int = 1,
+                    question_type: str | None = None) -> dict[str, Any]:
     """Raw judge output for the raw gold list, or a recorded failure (never a silent 0).
-    `version` 2 bounds the reply (see BOUNDED_ITEMS) and drops repeated items."""
-    bounded = version == 2
+    `version` 2 bounds the reply (see BOUNDED_ITEMS) and drops repeated items; 3 is 2 with the
+    question's type (`question_type`, required) in place of its text and the empty-list rule on
+    any negative statement."""
+    bounded = version >= 2
     model = judgment_model(len(gold), bounded=bounded)
-    messages = judge_messages(question, gold, answer, chapter_text)
+    if version == 3:
+        if not question_type:
+            raise ValueError("EpBench judge version 3 reads the question's type: give question_type")
+        messages = typed_judge_messages(question_type, gold, answer, chapter_text)
+    else:
+        messages = judge_messages(question, gold, answer, chapter_text)
     try:
         parsed, result = await judge.complete_json(
             messages, model, max_tokens=bounded_max_tokens(len(gold)) if bounded else 600)
@@ -169,9 +218,10 @@ async def judge_two_pass(judge: ChatModel, question: str, gold: list[str], answe
     """Pass 1 extracts claims blind to the gold list; pass 2 scores gold items against the claims.
 
     Pass 2 is skipped (all zeros) when nothing was claimed or there is nothing to find, so a
-    refusal can never be credited.
+    refusal can never be credited. Versions 2 and 3 bound the replies alike (version 3's typed
+    input is a one-pass protocol; a run refuses two_pass under it, the judge check measures both).
     """
-    bounded = version == 2
+    bounded = version >= 2
     try:
         ext, r1 = await judge.complete_json(extraction_messages(question, answer),
                                             _BoundedExtraction if bounded else _Extraction,

@@ -102,7 +102,8 @@ async def run_judge(cases: list[Case], judge: Any, universe: Universe, concurren
         async with sem:
             q, answer = c.question, c.label["answer"]
             try:
-                one_pass = await judge_one(judge, q.text, list(q.gold), answer, c.chapter_text, version)
+                one_pass = await judge_one(judge, q.text, list(q.gold), answer, c.chapter_text, version,
+                                           question_type=q.attrs["retrieval_type"])  # version 3 reads it
                 two = one_pass if c.chapter_text is not None else await judge_two_pass(
                     judge, q.text, list(q.gold), answer, version)
             except ModelCallError as exc:  # e.g. --replay of a call not in the cache: a counted failure

@@ -15,8 +15,10 @@ from model_access.chat import ChatModel
 
 from .judge import (
     BOUNDED_PROMPT_VERSION,
+    JUDGE_INPUTS,
     PROMPT_VERSION,
     TWO_PASS_VERSION,
+    TYPED_PROMPT_VERSION,
     judge_one,
     judge_two_pass,
 )
@@ -25,13 +27,20 @@ from .order import judge_order, needs_order_call
 from .scoring import dedupe_gold, score_question
 from .universe import Universe, load_universe
 
+_PROMPTS = {1: PROMPT_VERSION, 2: BOUNDED_PROMPT_VERSION, 3: TYPED_PROMPT_VERSION}
+
 
 class EpBenchJudging:
     """Judges one answer under a policy and judge mode; the matcher universe comes from the data."""
 
+    gold_duplicates = "removed"  # dedupe_gold: a repeated gold item is scored once (the authors keep it)
+
     def __init__(self, policy: str, judge_mode: str, data_dir: str | None, book: int | None,
                  judge_version: int = 2, grounding_version: int = 2, pr_convention: str = "defined_only",
                  order_judge_version: int = 2):
+        if judge_version == 3 and judge_mode == "two_pass":
+            raise ValueError("EpBench judge_version 3 (the question's type, as the authors' one-call judge) "
+                             "is a one_pass protocol: set judge_mode=one_pass or judge_version=2")
         self.policy = policy
         self.pr_convention = pr_convention
         self.order_judge_version = order_judge_version
@@ -40,6 +49,12 @@ class EpBenchJudging:
         self.judge_version = judge_version
         self.data_dir = data_dir
         self.book = book
+
+    def judge_facts(self) -> dict[str, str]:
+        """What this judging reads and does, in an experiment reference's terms (harness/reference.py)."""
+        judge_input, empties = JUDGE_INPUTS[self.judge_version]
+        return {"judge_input": judge_input, "judge_empties_items": empties,
+                "gold_duplicates": self.gold_duplicates}
 
     @property
     def universe(self) -> Universe:
@@ -57,12 +72,11 @@ class EpBenchJudging:
                                        self.judge_version)
         else:
             raw = await judge_one(judge, question.text, list(question.gold), prediction["answer"], chapter_text,
-                                  self.judge_version)
+                                  self.judge_version, question_type=rt)
         line: dict[str, Any] = {
             "question_id": question.id, "bucket": question.attrs["bucket"],
             "get": question.attrs["get"], "retrieval_type": rt,
-            "judge_prompt": TWO_PASS_VERSION if two_pass else (
-                BOUNDED_PROMPT_VERSION if self.judge_version == 2 else PROMPT_VERSION),
+            "judge_prompt": TWO_PASS_VERSION if two_pass else _PROMPTS[self.judge_version],
             "judge_mode": "two_pass" if two_pass else "one_pass", **raw,
         }
         if "judge_error" in line:

@@ -177,10 +177,13 @@ def checks(question: str, retrieval_type: str, gold: list[str], scores: list[flo
 
     Version 5: 4, and naming a value of the book the question did not name is such a claim too.
 
-    Version 6: 5, and any text left outside the declines is such a claim (`zero_cue_claims`)."""
+    Version 6: 5, and any text left outside the declines is such a claim (`zero_cue_claims`).
+
+    Version 7: 6, and grounding's evidence is stricter (evidence.py): a place's short form must be
+    a name of its own, and an event type's activity words count two in one clause."""
     kind = KIND_BY_RETRIEVAL.get(retrieval_type)
     if grounding_version >= 2:
-        g = ground_v2(answer, gold, scores, identified, kind, universe, question)
+        g = ground_v2(answer, gold, scores, identified, kind, universe, question, grounding_version)
     else:
         g = ground(answer, gold, scores, identified, kind, universe.values(kind), universe.generic_event_words,
                    question)

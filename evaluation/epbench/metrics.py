@@ -12,7 +12,7 @@ from ..agreement import agreement
 from ..stats import bootstrap_std
 from .matcher import checks
 from .order import ca_parts, chronological_awareness, needs_order_call
-from .scoring import ItemScore, mean_defined, score_question
+from .scoring import POLICIES, ItemScore, mean_defined, score_question
 from .universe import Universe, load_universe
 
 CREDITS = ("raw", "grounded")
@@ -144,11 +144,35 @@ class EpBenchMetrics:
         if self.grounding_version >= 4:
             out["grounding"]["zero_cue_assertions"] = sum(1 for j in checked if j.get("zero_cue_assertion"))
         answers = {p["question_id"]: p.get("answer", "") for p in predictions}
+        # top level: the headline credit vs the matcher; the LLM judge's own (raw) agreement is the
+        # top level under raw credit, else other_credit.raw (evaluation.agreement.judge_block): grounded
+        # credit is partly built from the matcher, so its agreement is never the judge's
         out["agreement"] = {"credit": credit,
                             **agreement(matched, lambda j: view(j, credit), answers),
                             "other_credit": {c: agreement(matched, lambda j, c=c: view(j, c), answers,
                                                           list_disagreements=False)
                                              for c in CREDITS if c != credit}}
+        return out
+
+    def by_policy(self, judgments: list[dict[str, Any]], predictions: list[dict[str, Any]]) -> dict[str, Any]:
+        """Every rule's overall and bucket F1 side by side under the headline credit (harsh charges
+        each claimed item; lenient caps the claims at the gold count, so a method that lists
+        everything loses only under harsh): metrics.json `by_policy`, a statistics block."""
+        judgments = [dict(j) for j in judgments]
+        self._complete(judgments, predictions)
+        ok = [j for j in judgments if "judge_error" not in j]
+        credit = self.credit if self.credit == "raw" or any("matching_score_grounded" in j for j in ok) else "raw"
+        return {p: {**self._aggregate(ok, p, credit),
+                    "buckets_f1": {b: v["f1"] for b, v in self._bucket_f1(ok, p, credit).items()}}
+                for p in POLICIES}
+
+    def _bucket_f1(self, rows: list[dict[str, Any]], policy: str, credit: str) -> dict[str, dict[str, Any]]:
+        """Mean F1 per cue bucket under `policy` (no bootstrap: the side-by-side view's cells)."""
+        out = {}
+        for b in BUCKETS:
+            f1 = [self.per_question(r, policy, credit).f1 for r in rows if r["bucket"] == b]
+            if f1:
+                out[b] = {"f1": sum(f1) / len(f1), "n": len(f1)}
         return out
 
     def question_scores(self, judgments: list[dict[str, Any]], predictions: list[dict[str, Any]],

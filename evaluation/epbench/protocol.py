@@ -34,11 +34,12 @@ class EpBenchProtocol(Protocol):
     name = "epbench"
     version = "2"
     gold_strings_in_text = True  # the gold items are the book's names, places, dates and events
-    current_grounding = max(EPBENCH_GROUNDING_VERSIONS)  # 6: a 0-cue answer that is not a decline claims something
+    side_by_side_policies = POLICIES  # lenient (EpBench's own tables) and harsh (the GSW paper's Table 2)
+    current_grounding = max(EPBENCH_GROUNDING_VERSIONS)  # 7: short forms of places, activity words of events (evidence.py)
 
     def __init__(self, policy: str = "lenient", resamples: int = 1000, seed: int = 0,
                  credit: str = "raw", judge_mode: str = "one_pass", data_dir: str | None = None,
-                 book: int | None = None, judge_version: int = 2, grounding_version: int = 6,
+                 book: int | None = None, judge_version: int = 2, grounding_version: int = 7,
                  pr_convention: str | None = "defined_only", order_judge_version: int = 2):
         """`pr_convention` None: a run configured before the setting (defined_only, unnamed in its
         metrics); `order_judge_version` 1: the order judge that saw the answer (order.py)."""
@@ -53,7 +54,8 @@ class EpBenchProtocol(Protocol):
                              "(2 bounds the judge's reply; 1 is the first, unbounded judge)")
         if grounding_version not in EPBENCH_GROUNDING_VERSIONS:
             raise ValueError(f"protocol.grounding_version must be one of {EPBENCH_GROUNDING_VERSIONS}, not "
-                             f"{grounding_version!r} (6: 5, and any 0-cue answer with words beyond its declines, an echo "
+                             f"{grounding_version!r} (7: 6, and a place's short form is a name of its own, an event's activity word "
+                             "not another event's; 6: 5, and any 0-cue answer with words beyond its declines, an echo "
                              "of the question's cue included, counts one claim; 5: 4, and naming a value of the book the question did not is asserting; "
                              "4: 3, and a 0-cue answer that asserts something counts one claim; "
                              "3: 2, and precision counts every claim the matcher finds; "
@@ -112,6 +114,10 @@ class EpBenchProtocol(Protocol):
         fixed = self.scoring.chronological_credited(judgments, predictions, str(metrics.get("credit", self.credit)))
         fixed["order_uncredited"] = ca.get("order")
         return {**metrics, "chronological_awareness": fixed}
+
+    def policy_overalls(self, judgments: list[dict[str, Any]],
+                        predictions: list[dict[str, Any]]) -> dict[str, Any] | None:
+        return self.scoring.by_policy(judgments, predictions)
 
     def headline_scores(self, judgments: list[dict[str, Any]], predictions: list[dict[str, Any]],
                         policy: str | None = None) -> dict[str, float]:

@@ -7,6 +7,7 @@ from typing import Any
 
 from datasets.epbench import BUCKETS
 
+from ..agreement import judge_block
 from ..presentation import Column, Presentation, ReportTable
 from ..protocol import fmt, provenance_header
 
@@ -17,14 +18,20 @@ PRESENTATION = Presentation(
         ReportTable(
             "EpBench F1 by cue bucket (GSW paper Table 2 shape)", "by_column",
             group_cell=Column("overall F1", "f1"),
-            columns=(Column("Simple Recall", "simple_recall"),
+            columns=(Column("F1 lenient", "by_policy.lenient.f1", "pm"), Column("F1 harsh", "by_policy.harsh.f1", "pm"),
+                     Column("Simple Recall", "simple_recall"),
                      Column("Chronological Awareness", "chronological_awareness", "chronological"),
-                     Column("judge agreement", "agreement", "agreement"), Column("n", "overall.n", "count")),
+                     Column("judge (raw) vs matcher", "agreement", "agreement"), Column("n", "overall.n", "count")),
             notes=("Cells: F1 ± bootstrap std over questions (1000 seeded resamples); buckets = number of "
                    "matching events (cues) in the book; – = no question of that bucket in the subset.",
-                   "Judge agreement: share of gold-item credits on which the LLM judge and the "
-                   "deterministic matcher agree (Cohen's κ); low agreement means the judge's numbers are "
-                   "not to be trusted.",
+                   "F1 lenient / harsh: the same judgments under both rules (lenient caps the claimed items at "
+                   "the gold count, so extra wrong items cost nothing; harsh divides by every claimed item, as the "
+                   "GSW paper's Table 2 does); the bucket cells use the run's own rule (its header says which).",
+                   "Judge (raw) vs matcher: share of gold-item credits on which the LLM judge's own verdicts "
+                   "(before grounding) and the deterministic matcher agree (Cohen's κ); low agreement means "
+                   "the judge's raw numbers are not to be trusted. "
+                   "The grounded credit's agreement with the matcher (metrics.json agreement.kappa) is not the "
+                   "judge's: grounding reads the matcher, so it agrees partly by construction.",
                    "Chronological Awareness: n/a where the run did not compute it.")),
         ReportTable("EpBench precision / recall by cue bucket", "by_column",
                     group_cell=Column("overall", "precision/recall", "pair")),
@@ -53,11 +60,12 @@ def render_table(metrics: dict[str, Any], meta: dict[str, Any]) -> str:
         return f"{fmt(m['f1'])} ± {fmt(m['f1_std'])} ({fmt(m['precision'])} / {fmt(m['recall'])}) n={m['n']}"
 
     credit = metrics.get("credit", "raw")
-    ag = metrics.get("agreement") or {}
+    headline_ag = metrics.get("agreement") or {}
+    ag = judge_block(headline_ag) or {}  # the LLM judge's raw verdicts, never the grounded credit's
     agree = (f"{fmt(ag.get('item_agreement'), 2)} / κ {fmt(ag.get('kappa'), 2)} "
              f"({ag.get('n_items', 0)} items); questions {fmt(ag.get('question_agreement'), 2)}"
              ) if ag.get("n_questions") else "–"
-    cols = [f"overall ({credit} credit)", "judge agreement", *metrics["buckets"].keys()]
+    cols = [f"overall ({credit} credit)", "judge (raw) vs matcher", *metrics["buckets"].keys()]
     head = ("| method | " + " | ".join(cols)
             + " | simple recall | chronological awareness (latest / order) | ctx tokens | cost USD |")
     sep = "|" + "---|" * (len(cols) + 5)
@@ -74,10 +82,14 @@ def render_table(metrics: dict[str, Any], meta: dict[str, Any]) -> str:
     official = "the official protocol" if credit == "raw" else "only credit the answer text supports"
     notes = ["", f"Cells: F1 ± bootstrap std (precision / recall), n questions; credit: **{credit}** "
              f"({official}); judge: {modes}.",
-             "Judge agreement: share of gold-item credits (0 / 0.5 / 1) on which the LLM judge and "
-             "the deterministic matcher agree / Cohen's kappa; questions: share with every credit "
-             "equal (and, with nothing to find, both or neither seeing a claim); disagreements are "
-             "listed in metrics.json (agreement.disagreements)."]
+             "Judge (raw) vs matcher: share of gold-item credits (0 / 0.5 / 1) on which the LLM judge's "
+             "own verdicts (before grounding) and the deterministic matcher agree / Cohen's kappa; "
+             "questions: share with every credit equal (and, with nothing to find, both or neither seeing "
+             "a claim)."]
+    if credit != "raw" and headline_ag.get("n_questions"):
+        notes.append(f"The {credit} credit vs the matcher (not a check of the judge: grounding reads the matcher): "
+                     f"{fmt(headline_ag.get('item_agreement'), 2)} / κ {fmt(headline_ag.get('kappa'), 2)}; its "
+                     "disagreements are listed in metrics.json (agreement.disagreements).")
     notes.append(PR_NOTES[pr_convention(metrics)])
     notes.append("Chronological awareness: mean of Latest (mean lenient F1, get == latest, buckets 2, "
                  "3-5, 6+) and Order (order judge on get == chronological with 2+ gold items: share "
@@ -88,6 +100,11 @@ def render_table(metrics: dict[str, Any], meta: dict[str, Any]) -> str:
                      "before it existed): rerun stages=[judge] to include them in Order.")
     if ca.get("order_judge_failed_ids"):
         notes.append(f"Order judge failed on {len(ca['order_judge_failed_ids'])} question(s): excluded.")
+    bp = metrics.get("by_policy") or {}
+    if bp:
+        notes.append("Overall F1 by scoring rule (same judgments): " + "; ".join(
+            f"{p} {fmt(bp[p]['f1'])} ± {fmt(bp[p]['f1_std'])} (P {fmt(bp[p]['precision'])} / R {fmt(bp[p]['recall'])})"
+            for p in bp) + f"; headline rule: {metrics['policy']}.")
     bc = metrics.get("by_credit") or {}
     if bc:
         notes.append("Overall F1 by credit: " + "; ".join(

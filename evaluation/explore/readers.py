@@ -31,7 +31,7 @@ def health_view(run: Run) -> dict[str, Any] | None:
         return None
     questions: dict[str, list[str]] = {}
     for c in health.checks:
-        if c.status == "ok":
+        if c.status not in ("warn", "fail"):  # ok, or nothing measured
             continue
         for q, found in c.questions.items():
             questions.setdefault(str(q), []).append(f"{c.name}: {found}" if found else c.name)

@@ -29,7 +29,7 @@ from model_access.repeat_stop import cut_text_repeats
 
 from ..answer_text import find_dates, is_refusal_sentence, normalize, sentences
 from ..runs.health_file import Check
-from .grading import check, pct, share
+from .grading import check, not_measured, pct, share
 
 SCOPE = "answer"
 _LIST_MARK = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s*")
@@ -111,10 +111,15 @@ def answer_checks(predictions: list[dict[str, Any]], examples: tuple[str, ...], 
     first = f"; e.g. {loops[0][0]}: {loops[0][1]}" if loops else ""
     out = [check("looping_answers", SCOPE, share(len(loops), n), th["loops"], f"{pct(len(loops), n)} answers loop{first}")]
     keys = {normalize(e) for e in examples}
-    copied = [p for p in predictions
+    prompted = [p for p in predictions if p.get("answered_by") != "method"]  # sent the shared answer prompt
+    copied = [p for p in prompted
               if copied_example(str(p.get("answer") or ""), str(p.get("context_text") or ""), examples)]
     equal = sum(normalize(str(p.get("answer") or "")) in keys for p in copied)
-    if keys:
+    if keys and predictions and not prompted:
+        out.append(not_measured("prompt_example_answers", SCOPE, th["example"],
+                                "every answer was written with the method's own prompt (or imported): the shared "
+                                "answer prompt and its example were never sent"))
+    elif keys:
         first = f"; e.g. {copied[0].get('question_id')}" if copied else ""
         out.append(check("prompt_example_answers", SCOPE, share(len(copied), n), th["example"],
                          f"{pct(len(copied), n)} answers copy the answer prompt's example "

@@ -6,9 +6,11 @@
   contexts to every question ignores the question. Not judged when every context is the whole
   corpus (Vanilla), where one context for all questions is the design;
 - gold_recall: the gold units the context holds (metrics.json, computed by the score stage);
-- gold_strings: the gold answer strings (normalised; dates by calendar day) found in the context,
-  judged against gold-unit recall where the protocol's gold strings are spans of the text: units
-  that are named but whose content is gone (a summary, a graph) show up here;
+- gold_strings: the share of gold answer strings (normalised; dates by calendar day) found in
+  the context, judged where the protocol's gold strings are spans of the text (EpBench's names,
+  places, dates): what the answering model could read, whatever units the method names. Until
+  health format 3 it was that share divided by gold-unit recall, which a method naming few units
+  passed with almost no gold in its contexts (EpBench GraphRAG: "ok 1.82" at 10%);
 - beyond_cap: contexts that quote units the method did not report, so the shared cap did not
   bound them (the harness's cap audit, recorded per prediction);
 - hub_unit: one unit in nearly every context of a corpus (spread.py);
@@ -30,7 +32,7 @@ from typing import Any
 
 from ..answer_text import find_dates, normalize, parse_date
 from ..runs.cap_audit import summarize as summarize_audit
-from ..runs.health_file import Check
+from ..runs.health_file import NOT_MEASURED, Check
 from .dates import unit_dates_check
 from .grading import check, not_measured, pct, share
 from .names import unsourced_names_check
@@ -85,10 +87,31 @@ def gold_string_share(predictions: list[dict[str, Any]], markers: tuple[str, ...
     return found, total
 
 
+def unpublished(p: dict[str, Any]) -> bool:
+    """An imported answer whose source published no context (methods/imported.py): nothing to check."""
+    return (p.get("retrieval") or {}).get("context_published") is False
+
+
 def context_checks(predictions: list[dict[str, Any]], metrics: dict[str, Any], markers: tuple[str, ...],
                    gold_in_text: bool, corpus_units: dict[str, int], th: dict[str, Any],
                    unit_dates: dict[str, dict[str, str]] | None = None,
                    sources: dict[str, frozenset[str]] | None = None, labels: tuple[str, ...] = ()) -> list[Check]:
+    """The context checks over the contexts the run holds; imported answers without a published
+    context are left out, and a run with none at all has every context check "not measured"."""
+    seen = [p for p in predictions if not unpublished(p)]
+    if predictions and not seen:
+        why = (f"the {len(predictions)} answers were imported without the contexts they were written from: "
+               "there is no context to check")
+        return [Check(c.name, c.scope, NOT_MEASURED, None, c.threshold, why)
+                for c in _context_checks(predictions, metrics, markers, gold_in_text, corpus_units, th,
+                                         unit_dates, sources, labels)]
+    return _context_checks(seen, metrics, markers, gold_in_text, corpus_units, th, unit_dates, sources, labels)
+
+
+def _context_checks(predictions: list[dict[str, Any]], metrics: dict[str, Any], markers: tuple[str, ...],
+                    gold_in_text: bool, corpus_units: dict[str, int], th: dict[str, Any],
+                    unit_dates: dict[str, dict[str, str]] | None = None,
+                    sources: dict[str, frozenset[str]] | None = None, labels: tuple[str, ...] = ()) -> list[Check]:
     n = len(predictions)
     contexts = [str(p.get("context_text") or "") for p in predictions]
     empty = sum(is_empty(c, markers) for c in contexts)
@@ -116,27 +139,30 @@ def context_checks(predictions: list[dict[str, Any]], metrics: dict[str, Any], m
         out.append(check("gold_unit_recall", SCOPE, round(float(recall), 4), th["gold_recall"],
                          f"gold-unit recall {recall:.2f} over {overall.get('n_with_gold')} questions with gold units",
                          low_is_bad=True))
-    found, total = gold_string_share(predictions, markers)
-    strings = share(found, total)
-    what = f"{pct(found, total)} gold answer strings in the context"
-    if strings is None:
-        out.append(not_measured("gold_strings", SCOPE, th["gold_strings"], "no gold answer strings"))
-    elif not gold_in_text:
-        out.append(not_measured("gold_strings", SCOPE, th["gold_strings"],
-                                f"{what}: figure only, the protocol's gold answers are not spans of the text"))
-    elif not recall:
-        out.append(not_measured("gold_strings", SCOPE, th["gold_strings"],
-                                f"{what}: no gold unit in any context (see gold_unit_recall)"))
-    else:
-        ratio = round(strings / float(recall), 4)
-        out.append(check("gold_strings", SCOPE, ratio, th["gold_strings"],
-                         f"{what}, {ratio:.2f} of what its gold-unit recall {recall:.2f} claims", low_is_bad=True))
+    out.append(gold_strings_check(predictions, markers, gold_in_text, recall, th["gold_string_share"]))
     out.append(unit_dates_check(predictions, unit_dates, th["unit_dates"]))
     out.append(beyond_cap_check(predictions, th["beyond_cap"]))
     out.append(truncated_check(predictions, th["truncated"]))
     out.append(fallback_check(predictions, th["fallback"]))
     out.append(unsourced_names_check(predictions, sources, labels, markers, th["unsourced_names"]))
     return out
+
+
+def gold_strings_check(predictions: list[dict[str, Any]], markers: tuple[str, ...], gold_in_text: bool,
+                       recall: float | None, limits: dict[str, Any]) -> Check:
+    """The share of gold answer strings in their questions' contexts, graded (low is bad) where
+    the protocol's gold strings are spans of the text; a figure only elsewhere (free-text gold)."""
+    found, total = gold_string_share(predictions, markers)
+    strings = share(found, total)
+    what = f"{pct(found, total)} gold answer strings in the context"
+    if strings is None:
+        return not_measured("gold_strings", SCOPE, limits, "no gold answer strings")
+    if not gold_in_text:
+        return not_measured("gold_strings", SCOPE, limits,
+                            f"{what}: figure only, the protocol's gold answers are not spans of the text")
+    if recall is not None:
+        what += f" (gold-unit recall {float(recall):.2f})"
+    return check("gold_strings", SCOPE, strings, limits, what, low_is_bad=True)
 
 
 def fallback_check(predictions: list[dict[str, Any]], limits: dict[str, Any]) -> Check:

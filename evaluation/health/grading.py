@@ -1,16 +1,19 @@
-"""Turning a measured value into a Check: thresholds, status, and how values are shown."""
+"""Turning a measured value into a Check: thresholds, status, and how values are shown.
+
+A check with no value measured nothing: its status is "not_measured", never "ok" (a reader must
+not take an unmeasured judge or context for a healthy one)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..runs.health_file import Check
+from ..runs.health_file import NOT_MEASURED, Check
 
 
 def above(value: float | None, limits: dict[str, Any]) -> str:
     """Status of a value that is bad when high: fail past `fail`, warn past `warn`."""
     if value is None:
-        return "ok"
+        return NOT_MEASURED
     if "fail" in limits and value > limits["fail"]:
         return "fail"
     if "warn" in limits and value > limits["warn"]:
@@ -21,7 +24,7 @@ def above(value: float | None, limits: dict[str, Any]) -> str:
 def below(value: float | None, limits: dict[str, Any]) -> str:
     """Status of a value that is bad when low: fail under `fail`, warn under `warn`."""
     if value is None:
-        return "ok"
+        return NOT_MEASURED
     if "fail" in limits and value < limits["fail"]:
         return "fail"
     if "warn" in limits and value < limits["warn"]:
@@ -46,7 +49,7 @@ def check(name: str, scope: str, value: Any, limits: dict[str, Any], message: st
 
 
 def not_measured(name: str, scope: str, limits: dict[str, Any], why: str) -> Check:
-    return Check(name, scope, "ok", None, limits_of(limits), why)
+    return Check(name, scope, NOT_MEASURED, None, limits_of(limits), why)
 
 
 def pct(part: int, whole: int) -> str:

@@ -1,11 +1,12 @@
 """The tables `memeval health` prints: one row per run and check (run, scope, check, status,
-value, threshold, message), or with --side-by-side one row per check and one column per run."""
+value, threshold, message), or with --side-by-side one row per check and one column per run. A
+check with nothing to measure shows "not measured", neither ok nor failed."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..runs.health_file import Health
+from ..runs.health_file import Health, shown
 
 HEADER = ("run", "scope", "check", "status", "value", "threshold", "message")
 SCOPES = ("index", "context", "answer", "judge")
@@ -26,7 +27,7 @@ def _threshold(t: Any) -> str:
 
 
 def rows(name: str, health: Health) -> list[tuple[str, ...]]:
-    return [(name, c.scope, c.name, c.status, _value(c.value), _threshold(c.threshold), c.message)
+    return [(name, c.scope, c.name, shown(c.status), _value(c.value), _threshold(c.threshold), c.message)
             for c in health.checks]
 
 
@@ -48,7 +49,7 @@ def side_by_side(named: list[tuple[str, Health]]) -> str:
             key = (c.scope, c.name)
             order.setdefault(key, c.threshold)
             value = _value(c.value)
-            cells.setdefault(key, {})[col] = c.status + ("" if value == "-" else f" {value}")
+            cells.setdefault(key, {})[col] = shown(c.status) + ("" if value == "-" else f" {value}")
     head = ("scope", "check", "threshold", *(name for name, _ in named))
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for key, threshold in sorted(order.items(), key=lambda kv: SCOPES.index(kv[0][0]) if kv[0][0] in SCOPES

@@ -13,10 +13,11 @@ from typing import Any
 
 from ..runs.scored import ReportError, Run, load_run, load_runs
 from . import figures
+from .imported import published_table
 from .judge_matrix import covers, load_matrix, matrix_figure, matrix_tables
 from .prices import Reference, load_reference
 from .statistics import statistics_tables, with_resampling_note
-from .tables import Table, dataset_tables, paired_table, table3
+from .tables import Table, dataset_tables, paired_table, rules_table, table3
 
 __all__ = ["ReportError", "build_report"]
 
@@ -35,9 +36,13 @@ def _section(dataset: str, runs: list[Run], reference: Run | None, fig_dir: Path
     p = runs[0].presentation
     sec = Section(f"{dataset} ({len(runs)} run{'s' if len(runs) > 1 else ''})")
     sec.tables += [*with_resampling_note(dataset_tables(runs), runs), *statistics_tables(runs), table3(runs, prices)]
+    if (answer_sets := published_table(runs)) is not None:  # imported answers: published vs re-scored
+        sec.tables.insert(0, answer_sets)
     if reference is not None:
         try:
             sec.tables.append(paired_table(runs, reference, allow_degenerate))
+            if (by_rule := rules_table(runs, reference, allow_degenerate)) is not None:
+                sec.tables.append(by_rule)
         except ReportError as exc:
             if strict:
                 raise

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..protocol import cap_holds_corpus_text
+from ..protocol import NO_REFERENCE, cap_holds_corpus_text
 
 DIFFERS = "**DIFFERS: these numbers do not compare**"
 
@@ -24,16 +24,25 @@ def _shared(label: str, values: list[str]) -> str:
 
 
 def experiment_lines(runs: list[Any]) -> list[str]:
-    """The experiment the runs were made under and each run's deviations from its reference."""
+    """The experiment the runs were made under, its reference (or that there is none), each run's
+    deviations from it and what the reference does not say."""
     recorded = [(r.label, r.meta.get("experiment")) for r in runs]
     if not any(isinstance(e, dict) and e.get("name") for _, e in recorded):
         return []
     names = [str(e.get("name")) if isinstance(e, dict) else "not recorded" for _, e in recorded]
     lines = [_shared("experiment", names)]
+    exps = [e for _, e in recorded if isinstance(e, dict)]
+    if not any("deviations" in e for e in exps):
+        lines[0] += f" ({NO_REFERENCE})"
+    else:
+        lines.append(_shared("reference", [str(e.get("reference") or NO_REFERENCE) for e in exps]))
     devs = [f"{label}: {'; '.join(e['deviations'])}" for label, e in recorded
             if isinstance(e, dict) and e.get("deviations")]
     if devs:
         lines.append("deviations from the experiment's reference: " + " | ".join(devs))
+    silent = list(dict.fromkeys(s for e in exps for s in e.get("silent") or []))
+    if silent:
+        lines.append("the reference does not say: " + "; ".join(silent))
     return lines
 
 
@@ -67,5 +76,17 @@ def cap_line(runs: list[Any]) -> list[str]:
     return list(dict.fromkeys(t for r in runs if (t := cap_holds_corpus_text(r.meta))))
 
 
+def imported_line(runs: list[Any]) -> list[str]:
+    """Runs whose answers were imported: made elsewhere, under no experiment of this project's."""
+    names = [r.label for r in runs if isinstance(r.meta.get("imported"), dict)]
+    if not names:
+        return []
+    which = "every run" if len(names) == len(runs) else ", ".join(names)
+    return [f"answers imported ({which}): made elsewhere with their sources' own answerer, prompt and retrieval; "
+            "only the judging and scoring here are this project's (the runs' meta.json `imported` names each source)"]
+
+
 def setup_lines(runs: list[Any]) -> list[str]:
-    return [*experiment_lines(runs), *index_model_line(runs), *pr_convention_line(runs), *cap_line(runs)]
+    made_here = [r for r in runs if not isinstance(r.meta.get("imported"), dict)]
+    return [*imported_line(runs), *experiment_lines(made_here), *index_model_line(made_here),
+            *pr_convention_line(runs), *cap_line(made_here)]

@@ -77,5 +77,24 @@ def with_resampling_note(tables: list[Table], runs: list[Run]) -> list[Table]:
     return tables
 
 
+def repeats_table(runs: list[Run]) -> Table | None:
+    """The headline with and without the questions that repeat an earlier one (metrics.json `repeats`)."""
+    with_block = [r for r in runs if (r.metrics.get("repeats") or {}).get("all")]
+    if not with_block:
+        return None
+    label = runs[0].presentation.label
+    rows = []
+    for r in with_block:
+        b = r.metrics["repeats"]
+        m, a, w = b["metric"], b["all"], b["without_repeats"]
+        rows.append([r.label, fmt(a[m]), str(a["n"]), fmt(w[m]), str(w["n"]), r.health_cell])
+    pairs = ", ".join(f"{q} repeats {first}" for q, first in with_block[0].metrics["repeats"]["repeats"].items())
+    notes = [f"Repeats: questions with the same text and evidence as an earlier one ({pairs}); they count one "
+             "question twice, or ask it twice with golds that contradict each other (one a category-5 trap), so "
+             "every method loses one of the two.", HEALTH_NOTE]
+    return Table(f"{label} with and without repeated questions", provenance(runs),
+                 ["method", f"{label} (all)", "n (all)", f"{label} (without repeats)", "n (without)", HEALTH], rows, notes)
+
+
 def statistics_tables(runs: list[Run]) -> list[Table]:
-    return [t for t in (audit_table(runs), weighted_table(runs)) if t is not None]
+    return [t for t in (audit_table(runs), weighted_table(runs), repeats_table(runs)) if t is not None]

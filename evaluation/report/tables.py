@@ -11,9 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..agreement import judge_block
 from ..presentation import Column, Presentation, ReportTable
 from ..protocol import fmt
 from ..runs.paired import paired_differences, paired_notes
+from ..runs.rules import rule_summary
 from ..runs.scored import PROVENANCE, ReportError, Run, incomparable
 from .prices import Reference, api_equivalent, load_reference
 from .setup_lines import setup_lines
@@ -95,7 +97,7 @@ def chronological(metrics: dict[str, Any], key: str = "chronological_awareness")
 
 
 def agreement_cell(metrics: dict[str, Any], key: str = "agreement") -> str:
-    ag = metrics.get(key) or {}
+    ag = judge_block(metrics.get(key)) or {}  # the LLM judge's own (raw), never a grounded credit's
     if not ag.get("n_questions"):
         return "–"
     return f"{fmt(ag.get('item_agreement'), 2)} (κ {fmt(ag.get('kappa'), 2)}, {ag.get('n_items', 0)} items)"
@@ -256,10 +258,16 @@ def overall_table(runs: list[Run]) -> Table:
     """Any other protocol (e.g. custom datasets): the overall numbers it reports."""
     stats = list(dict.fromkeys(k for r in runs for k, v in r.metrics["overall"].items()
                                if isinstance(v, int | float) and not k.endswith("_std") and k != "n"))
-    head = ["method", "n", *stats, HEALTH]
+    label = runs[0].presentation.label
+    rules = list(dict.fromkeys(p for r in runs for p in (r.metrics.get("by_policy") or {})))
+    head = ["method", "n", *stats, *(f"{label} {p}" for p in rules), HEALTH]
     rows = [[r.label, str(r.metrics["overall"].get("n", "–")), *(pm(r.metrics["overall"], s) for s in stats),
-             r.health_cell] for r in runs]
-    return Table("Overall", provenance(runs), head, rows, ["± = bootstrap std over questions.", HEALTH_NOTE])
+             *(pm((r.metrics.get("by_policy") or {}).get(p), label) for p in rules), r.health_cell] for r in runs]
+    notes = ["± = bootstrap std over questions.", HEALTH_NOTE]
+    if rules:
+        notes.insert(1, f"{label} {' / '.join(rules)}: the same judgments under each scoring rule (lenient caps the "
+                        "claimed items at the gold count; harsh divides by every claimed item).")
+    return Table("Overall", provenance(runs), head, rows, notes)
 
 
 def star_allowed(run: Run, reference: Run, allow_degenerate: bool = False) -> bool:
@@ -309,6 +317,20 @@ def paired_table(runs: list[Run], reference: Run, allow_degenerate: bool = False
     notes.append(f"Reference health: {reference.health_cell}.")
     return Table(f"Paired differences in per-question {label}{f' ({scope})' if scope else ''} "
                  f"against {reference.label}", provenance([reference, *runs]), head, rows, notes)
+
+
+def rules_table(runs: list[Run], reference: Run, allow_degenerate: bool = False) -> Table | None:
+    """The paired differences under every rule the protocol scores side by side (None: one rule),
+    with a sentence for each difference whose sign or star changes between the rules."""
+    summary = rule_summary(runs, reference, lambda r, ref: star_allowed(r, ref, allow_degenerate))
+    if summary is None:
+        return None
+    notes = [*summary["sentences"],
+             "Same questions, judgments and resampling as the paired table above; only the rule that turns "
+             "a judgment into a per-question score differs. * = the 95% interval excludes 0 (withheld, as "
+             "above, where a run failed a health check)."]
+    return Table(f"Paired differences against {reference.label} under each scoring rule",
+                 provenance([reference, *runs]), summary["header"], summary["rows"], notes)
 
 
 def as_frame(t: Table) -> Any:

@@ -20,7 +20,7 @@ from typing import Any
 from ..protocol import Protocol, Resampling, fmt
 from ..stats import stratified_mean
 
-BLOCKS = ("statistics", "gold_audit", "stratified")
+BLOCKS = ("statistics", "by_policy", "gold_audit", "stratified", "repeats")
 RESAMPLES, SEED = 1000, 0  # the weighted overall's stratified bootstrap
 
 
@@ -94,24 +94,37 @@ def score_blocks(protocol: Protocol, judgments: list[dict[str, Any]], prediction
     """The blocks for one run (in BLOCKS order; gold_audit and stratified only where they apply).
     `resampling`: what the saved numbers used, when not what the protocol uses today."""
     out: dict[str, Any] = {"statistics": statistics_block(resampling or protocol.resampling(predictions))}
-    audit, population = facts.get("gold_audit"), facts.get("population")
+    if (rules := protocol.policy_overalls(judgments, predictions)) is not None:
+        out["by_policy"] = rules  # the same judgments under every rule the protocol scores side by side
+    audit, population, repeats = facts.get("gold_audit"), facts.get("population"), facts.get("repeats")
     ids = {p["question_id"] for p in predictions}
     subset = population is not None and len(ids) < population["n"]
-    if audit is None and not subset:
+    if audit is None and not subset and not repeats:
         return out
     metric = protocol.presentation().metric
     try:
         scores = protocol.headline_scores(judgments, predictions, policy)
     except NotImplementedError as exc:  # another policy this protocol cannot score per question
         note = {"note": str(exc)}
-        return {**out, **({"gold_audit": note} if audit is not None else {}), **({"stratified": note} if subset else {})}
+        return {**out, **({"gold_audit": note} if audit is not None else {}), **({"stratified": note} if subset else {}),
+                **({"repeats": note} if repeats else {})}
     if audit is not None:
         out["gold_audit"] = gold_audit_block(scores, audit, metric)
     if subset:
         key = population["key"]
         strata = {p["question_id"]: str(p.get(key)) for p in predictions}
         out["stratified"] = stratified_block(scores, strata, population, metric)
+    if repeats:
+        out["repeats"] = repeats_block(scores, repeats, metric)
     return out
+
+
+def repeats_block(scores: dict[str, float], repeats: dict[str, str], metric: str) -> dict[str, Any]:
+    """The headline on all its questions and without those that repeat an earlier one (same
+    text and evidence: datasets.facts.repeated_questions), both n."""
+    kept = {q: v for q, v in scores.items() if q not in repeats}
+    return {"metric": metric, "all": {"n": len(scores), metric: _mean(scores)},
+            "without_repeats": {"n": len(kept), metric: _mean(kept)}, "repeats": dict(sorted(repeats.items()))}
 
 
 def section(metrics: dict[str, Any], label: str) -> str:
@@ -125,7 +138,8 @@ def section(metrics: dict[str, Any], label: str) -> str:
         lines.append(f"± = cluster bootstrap over {st['n_units']} {st['resampling_unit']}s "
                      "(questions of one cluster are drawn together).")
     lines += [x for x in (audit_line(metrics.get("gold_audit"), label),
-                          weighted_line(metrics.get("stratified"), label)) if x]
+                          weighted_line(metrics.get("stratified"), label),
+                          repeats_line(metrics.get("repeats"), label)) if x]
     return "\n" + "\n".join(lines) + "\n" if lines else ""
 
 
@@ -150,3 +164,15 @@ def weighted_line(block: dict[str, Any] | None, label: str) -> str | None:
             f"{weighted_std_text(block)} (unweighted mean of the {block['n']} questions: "
             f"{fmt(block['unweighted'])}); weights by {block['key']} from {block['population_n']} "
             f"questions: {shares}{missing}.")
+
+
+def repeats_line(block: dict[str, Any] | None, label: str) -> str | None:
+    if not block:
+        return None
+    if "all" not in block:
+        return f"Repeated questions: {block.get('note', 'not computed')}."
+    m, a, w = block["metric"], block["all"], block["without_repeats"]
+    pairs = ", ".join(f"{q} repeats {first}" for q, first in block["repeats"].items())
+    return (f"Repeated questions (the same text and evidence as an earlier question: {pairs}): {label} "
+            f"{fmt(a[m])} on all {a['n']} questions the headline counts, {fmt(w[m])} on the {w['n']} left "
+            f"without the {a['n'] - w['n']} repeat(s) among them.")

@@ -7,22 +7,40 @@ thresholds for checks added after it.
 Format 1: {"format": 1, "checks": [{"name", "scope", "status", "value", "threshold", "message"}]}.
 Format 2 lets a check name the questions it found something in: `"questions": {question id: what
 it found there}` (left out when empty), which the explorer shows on each question's page.
+Format 3 (issue 56): a check with nothing to measure has status "not_measured" (shown "not
+measured"), never "ok"; `judge_kappa` is the LLM judge's raw verdicts against the model-free
+rater on every dataset (format 2's EpBench one was the grounded credit's, which is partly built
+from that rater); `gold_strings` is the share of gold answer strings in the contexts (format 2:
+that share divided by gold-unit recall). A format 1-2 file is read as format 3 means it
+(`_upgrade`): its unmeasured checks (value null, "ok"; a kappa on too few items, "reported, not
+judged") read as not measured, and the two checks
+whose meaning changed read as not measured, their old reading kept in the message, until
+`memeval health RUN_DIR` (model-free) measures them again.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from omegaconf import OmegaConf
 
-HEALTH_FORMAT = 2
+HEALTH_FORMAT = 3
 DEFAULT_THRESHOLDS = Path(__file__).resolve().parents[2] / "conf" / "health" / "default.yaml"
 NOT_CHECKED = "not checked"  # a run with no health.json (`memeval health RUN_DIR` writes one)
 SCOPES = ("index", "context", "answer", "judge")
-STATUSES = ("ok", "warn", "fail")
+NOT_MEASURED = "not_measured"  # nothing to measure: neither ok nor failed (format 3)
+STATUSES = ("ok", "warn", "fail", NOT_MEASURED)
+# format 1-2 checks whose value meant something else then (see the module docstring)
+_REDEFINED = {"gold_strings": "a ratio of the gold strings' share to gold-unit recall",
+              "judge_kappa": "the grounded credit against the matcher, not the judge"}
+
+
+def shown(status: str) -> str:
+    """A status as a table prints it ("not measured", not the file's identifier)."""
+    return status.replace("_", " ")
 
 
 @dataclass(frozen=True)
@@ -85,7 +103,24 @@ def read_health(run: Path) -> Health | None:
     data = json.loads(path.read_text(encoding="utf-8"))
     if int(data.get("format", 0)) > HEALTH_FORMAT:
         raise ValueError(f"{path}: health format {data['format']} is newer than this code's {HEALTH_FORMAT}")
-    return Health([Check(**c) for c in data.get("checks", [])])
+    fmt = int(data.get("format", 0))
+    return Health([_upgrade(Check(**c), fmt) for c in data.get("checks", [])])
+
+
+def _upgrade(c: Check, fmt: int) -> Check:
+    """A check of a format 1-2 file as format 3 means it: "ok" with no value was a check with
+    nothing to measure, and a check whose meaning changed is not measured in today's sense (its
+    old reading stays in the message; `memeval health RUN_DIR` measures it again, model-free)."""
+    if fmt >= 3:
+        return c
+    if c.status == "ok" and (c.value is None or "reported, not judged" in c.message):  # judge_kappa on too few items
+        return replace(c, status=NOT_MEASURED, value=None)
+    redefined = c.name == "gold_strings" or (c.name == "judge_kappa" and "(grounded credit)" in c.message)
+    if redefined and c.value is not None:
+        return replace(c, status=NOT_MEASURED, value=None,
+                       message=f"health format {fmt} measured {_REDEFINED[c.name]} ({c.status} {c.value}: "
+                               f"{c.message}); `memeval health RUN_DIR` measures it as it is meant now")
+    return c
 
 
 def load_thresholds(path: Path | None = None) -> dict[str, Any]:

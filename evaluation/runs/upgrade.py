@@ -127,6 +127,11 @@ INTRODUCED = (
     Introduced("method", GRAPHRAG, "unit_titles", False, None),
 )
 
+# No entry for EpBench's judge_version 3 or for the policy the experiment now chooses
+# (`experiment.policy`, `experiment.epbench_judge_version`, read by the dataset configs by
+# interpolation): a saved config is resolved, so it holds the literal policy and judge version it
+# ran with, and its identity (hence its folder name) is what it was.
+
 # (where, key, value): identity keys that hash as absent at this value (runs were named before
 # the key joined the identity). "subset": the run identity's subset node; a class path: that
 # method's index parameters (MemoryMethod.params)
@@ -320,8 +325,9 @@ def recorded_facts(run: Path, meta: dict[str, Any], run_ids: set[str],
     `data_dir` when given, else the saved path if it exists, else $MEMEVAL_DATA). A population
     behind a named subset or a gold-unit bound (harness filters) is not recomputed: None; nor are
     facts whose benchmark data is not on this machine (the tables then say they are unknown)."""
-    if artifacts_format(meta) >= 2:
-        return {"population": meta.get("population"), "gold_audit": meta.get("gold_audit")}
+    if artifacts_format(meta) >= 2:  # `repeats` absent: recorded before it was (no block, as then)
+        return {"population": meta.get("population"), "gold_audit": meta.get("gold_audit"),
+                "repeats": meta.get("repeats")}
     from datasets.facts import dataset_facts
 
     dataset = saved_dataset(run, data_dir)

@@ -88,7 +88,7 @@ const SHORT = { correct: "✓", generation_miss: "gen", partial_retrieval: "part
 function pill(label) { return h("span", { class: "badge l-" + label, title: label, text: SHORT[label] || "–" }); }
 function healthBadge(hv) {
   if (!hv) return h("span", { class: "badge none", title: "no health.json: run `memeval health RUN_DIR`", text: "–" });
-  return h("span", { class: "badge " + hv.status, title: hv.mark, text: hv.status });
+  return h("span", { class: "badge " + hv.status, title: hv.mark, text: hv.status.replace("_", " ") });  // not_measured: "not measured"
 }
 function json(x) { return h("pre", { class: "json", text: JSON.stringify(x, null, 1) }); }
 
