@@ -15,7 +15,9 @@ Failure label (per question, written into judgments.jsonl by the score stage):
 `correct` (the protocol's full credit: F1 = 1 on item protocols, a CORRECT / yes verdict on
 judge protocols), else `retrieval_miss` (no gold unit in the context), `partial_retrieval`
 (some), `generation_miss` (all gold units present, or the question has none to retrieve, and
-the answer is still wrong); `unjudged` when the judge failed.
+the answer is still wrong); `unjudged` when the judge failed; `wrong_unseen` for a wrong answer
+whose context is not known (imported answers whose source published none: retrieval and generation
+cannot be told apart), counted only where it occurs.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from .protocol import fmt
 from .stats import bootstrap_std, nanmean
 
 LABELS = ("correct", "generation_miss", "partial_retrieval", "retrieval_miss", "unjudged")
+UNSEEN = "wrong_unseen"  # not in LABELS: a key only runs with unpublished contexts write
 UNATTRIBUTED = ""
 _BLOCK = re.compile(r"(?m)^(?=### )")
 _AFTER = (" ", ":", "(", ",", "-", "\n")
@@ -91,11 +94,13 @@ def question_diagnostics(pred: dict[str, Any]) -> dict[str, Any]:
             "gold_token_share": share}
 
 
-def failure_label(diag: dict[str, Any], correct: bool | None) -> str:
+def failure_label(diag: dict[str, Any], correct: bool | None, context_known: bool = True) -> str:
     if correct is None:
         return "unjudged"
     if correct:
         return "correct"
+    if not context_known:
+        return UNSEEN
     if diag["n_gold_units"] == 0 or diag["gold_recall"] >= 1.0:
         return "generation_miss"
     return "retrieval_miss" if diag["gold_recall"] == 0 else "partial_retrieval"
@@ -113,6 +118,8 @@ def _aggregate(rows: list[dict[str, Any]], resamples: int, seed: int) -> dict[st
     rec = np.array([r["gold_recall"] for r in gold], dtype=float)
     share = np.array([r["gold_token_share"] for r in gold], dtype=float)
     labels = {k: sum(1 for r in rows if r["failure_label"] == k) for k in LABELS}
+    if any(r["failure_label"] == UNSEEN for r in rows):
+        labels[UNSEEN] = sum(1 for r in rows if r["failure_label"] == UNSEEN)
     return {
         "n": len(rows), "n_with_gold": len(gold),
         "gold_recall": nanmean(rec) if rec.size else math.nan,
@@ -140,7 +147,8 @@ def diagnose(protocol: Any, judgments: list[dict[str, Any]], predictions: list[d
     rows = []
     for p in predictions:
         d = question_diagnostics(p)
-        d["failure_label"] = failure_label(d, correct.get(p["question_id"]))
+        known = (p.get("retrieval") or {}).get("context_published") is not False
+        d["failure_label"] = failure_label(d, correct.get(p["question_id"]), known)
         per_q[p["question_id"]] = d
         rows.append({**d, "_pred": p})
     kw = {"resamples": getattr(protocol, "resamples", 1000), "seed": getattr(protocol, "seed", 0)}
@@ -171,6 +179,8 @@ def table_section(summary: dict[str, Any], method: str) -> str:
         split = " / ".join(str(lab[k]) for k in LABELS[:4])
         if lab["unjudged"]:
             split += f" (+{lab['unjudged']} unjudged)"
+        if lab.get(UNSEEN):
+            split += f" (+{lab[UNSEEN]} wrong, context not published)"
         return (f"| {label} | {m['n']} | {m['n_with_gold']} | {fmt(m['gold_recall'])} ± "
                 f"{fmt(m['gold_recall_std'])} | {fmt(m['all_gold_present'])} | {fmt(m['gold_token_share'])} | "
                 f"{split} |")

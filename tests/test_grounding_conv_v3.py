@@ -61,13 +61,13 @@ def test_a_parenthesised_note_is_not_an_acronym() -> None:
 
 def test_longmemeval_configs_carry_the_version_and_saved_runs_keep_1() -> None:
     for name in ("longmemeval_oracle", "longmemeval_s"):
-        assert OmegaConf.load(ROOT / "conf" / "dataset" / f"{name}.yaml").protocol.grounding_version == 4
+        assert OmegaConf.load(ROOT / "conf" / "dataset" / f"{name}.yaml").protocol.grounding_version == 5  # current (test_grounding_conv_v5)
     target = "evaluation.conversations.longmemeval.LongMemEvalProtocol"
     old = {"run_format": 3, "dataset": {"protocol": {"_target_": target, "variant": "oracle"}}}
     assert upgrade_config(old).dataset.protocol.grounding_version == 1
     assert upgrade_protocol_description({"protocol": "longmemeval"})["grounding_version"] == 1
-    assert LongMemEvalProtocol().describe()["grounding"] == "conv-grounding-v4"  # 4 since issue 56
-    assert LongMemEvalProtocol.current_grounding == 4
+    assert LongMemEvalProtocol().describe()["grounding"] == "conv-grounding-v5"  # 5 since issue 57
+    assert LongMemEvalProtocol.current_grounding == 5
     with pytest.raises(ValueError, match="grounding_version"):
         LongMemEvalProtocol(grounding_version=7)
 

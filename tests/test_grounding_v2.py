@@ -249,16 +249,16 @@ def test_custom_list_answers_get_the_model_free_matcher() -> None:
 
 
 def test_format_0_configs_mean_version_1_and_the_shipped_configs_the_current_version() -> None:
-    # EpBench's current version is 7 (tests/test_grounding_v7.py), LoCoMo's 4 (test_grounding_conv_v4.py), custom's 2
+    # EpBench's current version is 7 (tests/test_grounding_v7.py), LoCoMo's 5 (test_grounding_conv_v5.py), custom's 2
     for name, target, current in (("epbench20", "evaluation.epbench.protocol.EpBenchProtocol", 7),
-                                  ("locomo", "evaluation.conversations.locomo.LoCoMoProtocol", 4),
+                                  ("locomo", "evaluation.conversations.locomo.LoCoMoProtocol", 5),
                                   ("custom", "evaluation.custom.CustomProtocol", 2)):
         shipped = OmegaConf.load(ROOT / "conf" / "dataset" / f"{name}.yaml")
         assert shipped.protocol.grounding_version == current
         old = {"dataset": {"protocol": {"_target_": target}}}
         assert upgrade_config(old).dataset.protocol.grounding_version == 1
         assert upgrade_config({**old, "run_format": 1}).dataset.protocol.get("grounding_version") is None
-    assert LoCoMoProtocol().grounding_version == 4  # the code default is the shipped value
+    assert LoCoMoProtocol().grounding_version == 5  # the code default is the shipped value
     assert upgrade_protocol_description({"protocol": "epbench", "judge_version": 2})["grounding_version"] == 1
     assert LoCoMoProtocol(grounding_version=1).describe()["grounding"] == "conv-grounding-v1"
     with pytest.raises(ValueError, match="grounding_version"):

@@ -92,8 +92,8 @@ def test_health_flags_a_run_scored_under_an_older_grounding_version(tmp_path: Pa
     assert "version 1," in found.message and "dataset.protocol.grounding_version=7" in found.message
     at = {"provenance": {"protocol": {"grounding_version": 7}}}
     assert grounding_check(at, EpBenchProtocol.current_grounding, limits).status == "ok"
-    at2 = {"provenance": {"protocol": {"grounding_version": 4}}}
-    assert grounding_check(at2, LoCoMoProtocol.current_grounding, limits).status == "ok"  # LoCoMo's current is 4
+    at2 = {"provenance": {"protocol": {"grounding_version": 5}}}
+    assert grounding_check(at2, LoCoMoProtocol.current_grounding, limits).status == "ok"  # LoCoMo's current is 5
     none = grounding_check({"provenance": {"protocol": {}}}, None, limits)
     assert none.status == "not_measured" and none.value is None  # nothing to measure (issue 56)
     assert EpBenchProtocol().grounding_version == EpBenchProtocol.current_grounding == 7  # code default = shipped

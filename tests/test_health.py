@@ -669,3 +669,15 @@ def test_memeval_health_on_a_bundled_run_checks_it_and_leaves_its_files(capsys) 
     assert "a bundled run: checked, health.json not written" in out.err
     assert f"| {run.name} | index |" in out.out or f"| {run.name} | context |" in out.out
     assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == before
+
+
+def test_hedged_answers_are_short_answers_offering_alternatives() -> None:
+    from evaluation.health.answer import hedges
+
+    assert hedges("July 15 or 16, 2023", "When did she move?")
+    assert hedges("Counseling or mental health.", "What field is she going into?")
+    assert not hedges("Pottery or painting.", "Does she prefer pottery or painting?")  # the question asks for a choice
+    assert not hedges("She went hiking, whether or not it rained, on a long trail across the hills that day.",
+                      "What did she do?")  # a long sentence, not a hedge
+    assert not hedges("Whether she goes or not is open.", "Will she go?")  # "or not" offers no alternative
+    assert not hedges("In 2021.", "When?")

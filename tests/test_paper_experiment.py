@@ -142,4 +142,4 @@ def test_a_paper_run_records_its_experiment_convention_and_deviations(scripted, 
     assert {j["judge_prompt"] for j in judged} == {"epbench-judge-v3"}
     table = (run / "results.md").read_text()
     assert "experiment: **paper**" in table and "embedder hashed-bow" in table and "P/R authors" in table
-    assert "scoring: **harsh**" in table and "reference: GSW paper" in table
+    assert "scoring: **harsh, " in table and "reference: GSW paper" in table

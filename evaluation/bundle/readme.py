@@ -29,9 +29,13 @@ def _run_facts(bundle: Path, rel: str) -> dict[str, Any]:
     meta = json.loads((run / "meta.json").read_text(encoding="utf-8"))
     metrics = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
     cfg = yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8")) or {}
-    return {"rel": rel, "meta": meta, "metrics": metrics, "llm": _model_kind(cfg.get("llm") or {}),
-            "judge": _model_kind(cfg.get("judge") or {}), "local": bool((cfg.get("llm") or {}).get("server")),
-            "local_judge": bool((cfg.get("judge") or {}).get("server"))}
+    llm, judge = _model_kind(cfg.get("llm") or {}), _model_kind(cfg.get("judge") or {})
+    if isinstance(meta.get("imported"), dict):  # answered elsewhere; its verdicts may be its source's too
+        llm = f"{meta.get('answer_model')} (elsewhere: imported answers of {meta['imported'].get('system', '?')})"
+        if (meta.get("protocol") or {}).get("verdicts") == "published":
+            judge = f"{meta.get('judge_model')} (the source's published verdicts, grounded here; no judge call here)"
+    return {"rel": rel, "meta": meta, "metrics": metrics, "llm": llm, "judge": judge,
+            "local": bool((cfg.get("llm") or {}).get("server")), "local_judge": bool((cfg.get("judge") or {}).get("server"))}
 
 
 def render(bundle: Path, manifest: dict[str, Any]) -> str:

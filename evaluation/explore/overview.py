@@ -22,7 +22,7 @@ from ..report.tables import (
 )
 from ..runs.scored import Run
 from . import charts
-from .questions import LABEL_ORDER, NO_LABEL
+from .questions import LABEL_ORDER, NO_LABEL, UNSEEN
 from .readers import find_judge_matrix, read_judge_matrix
 
 QUERY_STAGES = ("retrieve", "answer")
@@ -77,7 +77,7 @@ def run_summary(run: Run, p: Presentation, groups: list[str], labels: list[str],
         "weighted": _cell(run.weighted_overall, p.metric) if run.weighted_overall is not None else None,
         "groups": {g: _cell(p.group_metrics(run.metrics).get(g), p.metric) for g in groups},
         "context_tokens": _num(run.mean_context_tokens), "n_questions": len(run.predictions),
-        "labels": {k: counts.get(k, 0) for k in LABEL_ORDER if counts.get(k, 0) or k != NO_LABEL},
+        "labels": {k: counts.get(k, 0) for k in LABEL_ORDER if counts.get(k, 0) or k not in (NO_LABEL, UNSEEN)},
         "correct": correct, "query_tokens": query_tokens, "all_tokens": all_tokens, "usd": usd,
         "query_tokens_per_correct": query_tokens / correct if correct else None,
         "usd_per_correct": usd / correct if correct and usd else None, "index": has_index,

@@ -16,12 +16,12 @@ import math
 import re
 from typing import Any
 
-from ..retrieval_diagnostics import LABELS
+from ..retrieval_diagnostics import LABELS, UNSEEN
 from ..runs.scored import Run
 from ..runs.upgrade import question_diagnostics
 
 NO_LABEL = "no label"
-LABEL_ORDER = (*LABELS, NO_LABEL)
+LABEL_ORDER = (*LABELS, UNSEEN, NO_LABEL)
 # bit flags of a table cell (the page's filter names them)
 FLAGS = {"empty context": 1, "text beyond reported units": 2, "units dropped at the cap": 4,
          "judge failed": 8, "health check": 16}

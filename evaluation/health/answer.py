@@ -1,4 +1,4 @@
-"""Answer checks, from predictions.jsonl: looping answers, copied prompt examples, refusals.
+"""Answer checks, from predictions.jsonl: looping answers, copied prompt examples, refusals, hedges.
 
 A copied example is an answer that states the answer prompt's own example value (the run's
 prompt version's, Protocol.answer_examples) when the question's context does not: equal to it
@@ -132,4 +132,19 @@ def answer_checks(predictions: list[dict[str, Any]], examples: tuple[str, ...], 
     refused = sum(declines(str(p.get("answer") or "")) for p in asked)
     out.append(check("refusals", SCOPE, share(refused, len(asked)), th["refusals"],
                      f"{pct(refused, len(asked))} answerable questions declined"))
+    hedged = [p for p in asked if hedges(str(p.get("answer") or ""), str(p.get("question") or ""))]
+    first = f"; e.g. {hedged[0].get('question_id')}: {str(hedged[0].get('answer'))[:80]!r}" if hedged else ""
+    out.append(check("hedged_answers", SCOPE, share(len(hedged), len(asked)), th["hedges"],
+                     f"{pct(len(hedged), len(asked))} short answers offer alternatives the question did not ask "
+                     f"for{first}"))
     return out
+
+
+_OR = re.compile(r"\bor\b(?! (?:not|so|more|less|later)\b)", re.I)
+HEDGE_WORDS = 12  # a short answer: a longer one may use "or" in a sentence that is not a hedge
+
+
+def hedges(answer: str, question: str) -> bool:
+    """A short answer that offers alternatives ("July 15 or 16", "counseling or mental health") to a
+    question that asks for none (no "or" of its own): whichever is right, a generous judge credits it."""
+    return len(answer.split()) <= HEDGE_WORDS and bool(_OR.search(answer)) and not _OR.search(question)

@@ -80,6 +80,20 @@ def audit_clean(run: Run) -> str:
     return f"{fmt(u.get(block['metric']))} (n={u['n']})"
 
 
+def ranking_agreement(means: dict[str, list[float]]) -> str:
+    """Kendall's tau between the systems' rankings under each pair of credits: how far the order of
+    the systems depends on how an answer is credited (the judge-matrix question, at zero calls)."""
+    from scipy.stats import kendalltau
+
+    names = list(means)
+    pairs = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            tau = kendalltau(means[a], means[b]).statistic if len(means[a]) > 2 else math.nan
+            pairs.append(f"{a} vs {b} {fmt(float(tau), 2)}")
+    return "Kendall's tau between the rows' rankings under each credit: " + "; ".join(pairs) + "."
+
+
 def published_table(runs: list[Run]) -> Table | None:
     """One row per imported run: published score, verdicts recomputed, re-scored headline (all and
     audit-clean), the model-free check alone, and the paired difference from the same answerer's
@@ -91,10 +105,13 @@ def published_table(runs: list[Run]) -> Table | None:
             "re-scored: verdict AND grounding [95%]", "audit-clean", "grounding alone [95%]",
             "paired vs same-answerer full context [95%]", HEALTH]
     rows = []
+    means: dict[str, list[float]] = {"published verdicts": [], "verdict AND grounding": [], "grounding alone": []}
     for r in rows_in:
         imp = imported(r) or {}
         judge = imp.get("judge") if isinstance(imp.get("judge"), dict) else {}
         raw = credit_scores(r, "correct")
+        for key, scores in zip(means, (raw, r.headline_scores, credit_scores(r, "grounded")), strict=True):
+            means[key].append(float(np.mean(list(scores.values()))) if scores else math.nan)
         rows.append([r.label, str(r.meta.get("answer_model", "?")), str(judge.get("model", "–")),
                      str(len(r.headline_scores)), str(judge.get("published_score", "–")),
                      fmt(float(np.mean(list(raw.values()))) if raw else math.nan),
@@ -115,6 +132,7 @@ def published_table(runs: list[Run]) -> Table | None:
         "suffix aside: the only rows where the answerer is held fixed), resampled by conversation; * = the interval "
         "excludes 0. The answer prompts still differ unless the names say otherwise (cot: a chain of thought; memos: "
         "a short answer).",
+        ranking_agreement(means),
         HEALTH_NOTE]
     return Table("Imported answer sets: published and re-scored under one protocol", provenance(rows_in), head, rows,
                  notes)

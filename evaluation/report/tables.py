@@ -328,7 +328,7 @@ def rules_table(runs: list[Run], reference: Run, allow_degenerate: bool = False)
     notes = [*summary["sentences"],
              "Same questions, judgments and resampling as the paired table above; only the rule that turns "
              "a judgment into a per-question score differs. * = the 95% interval excludes 0 (withheld, as "
-             "above, where a run failed a health check)."]
+             "above, where a run failed a health check).", f"Reference health: {reference.health_cell}."]
     return Table(f"Paired differences against {reference.label} under each scoring rule",
                  provenance([reference, *runs]), summary["header"], summary["rows"], notes)
 

@@ -102,4 +102,6 @@ def rule_summary(runs: list[Run], reference: Run, starred: Starred) -> dict[str,
         return None
     table = by_rule(runs, reference, starred)
     head, rows = rule_rows(table)
-    return {"header": head, "rows": rows, "sentences": rule_sentences(table, reference.label)}
+    health = {r.label: r.health_cell.replace("|", "/") for r in runs}
+    return {"header": [*head, "health"], "rows": [[*row, health.get(row[0], "not checked")] for row in rows],
+            "sentences": rule_sentences(table, reference.label)}

@@ -84,7 +84,7 @@ function num(x, d) {
 }
 function big(x) { return x === null || x === undefined ? "–" : Math.round(x).toLocaleString("en-US"); }
 function badge(label) { return h("span", { class: "badge l-" + label, text: label }); }
-const SHORT = { correct: "✓", generation_miss: "gen", partial_retrieval: "part", retrieval_miss: "ret", unjudged: "?" };
+const SHORT = { correct: "✓", generation_miss: "gen", partial_retrieval: "part", retrieval_miss: "ret", unjudged: "?", wrong_unseen: "✗" };
 function pill(label) { return h("span", { class: "badge l-" + label, title: label, text: SHORT[label] || "–" }); }
 function healthBadge(hv) {
   if (!hv) return h("span", { class: "badge none", title: "no health.json: run `memeval health RUN_DIR`", text: "–" });
