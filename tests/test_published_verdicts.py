@@ -126,6 +126,12 @@ def test_imported_run_replays_from_its_own_copy(imported_run: tuple[Path, list[A
     assert res.ok, res.problems()
     assert not res.keys  # published verdicts: no model call to replay
     assert res.out_dir is not None and res.out_dir.name == run.name  # where the file lives is not the run's identity
+    import lzma  # a bundle packs a large copy (NAME.jsonl.xz): the replay unpacks it, byte for byte
+    packed = run / (RUN_COPY + ".xz")
+    packed.write_bytes(lzma.compress((run / RUN_COPY).read_bytes()))
+    (run / RUN_COPY).unlink()
+    res = rerun(run, tmp_path / "replay2", tmp_path / "empty.sqlite", "sqlite")
+    assert res.ok, res.problems()
 
 
 def test_published_table_pairs_each_system_with_its_answerers_full_context(imported_run: tuple[Path, list[Any]],

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import lzma
 import os
 import time
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from evaluation.runs.folder import RunFolder
+from evaluation.runs.folder import PACKED, RunFolder, artifact
 from evaluation.runs.scoring import saved_metrics_text
 from harness.replay import Replay, replaying
 from methods.imported import RUN_COPY
@@ -77,8 +78,13 @@ def replay_config(run: Path, work: Path, cache_path: Path | None, cache_backend:
         "cache_backend": cache_backend or cfg.get("cache_backend") or "sqlite",
         "stages": list(ALL_STAGES), "share_servers": False, "lock_wait_s": 0,
     })
-    copy = run / RUN_COPY
+    copy = artifact(run / RUN_COPY)
     if copy.exists() and isinstance(cfg.get("method"), dict):  # imported answers: the folder's own copy
+        if copy.name.endswith(PACKED):  # a bundle ships a large one packed: unpacked byte for byte
+            work.mkdir(parents=True, exist_ok=True)
+            plain = work / RUN_COPY
+            plain.write_bytes(lzma.decompress(copy.read_bytes()))
+            copy = plain
         cfg["method"]["answers_file"] = str(copy.resolve())
     cfg.setdefault("tracking", {})["mode"] = "disabled"
     cfg.setdefault("budget", {})["usd"] = None
