@@ -11,7 +11,6 @@ shown in one error (`AnswersFileError`), so a broken file is fixed in one pass, 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Iterable
@@ -20,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from model_access.errors import ConfigError
+
+from .integrity import sha256_of
 
 FORMAT = "memeval-answers/1"
 HEADER_REQUIRED = ("format", "system", "answering_model", "dataset", "source", "licence")
@@ -76,14 +77,6 @@ class AnswersFile:
 def slug(text: str) -> str:
     s = re.sub(r"[^a-z0-9_.-]+", "-", text.lower()).strip("-.")
     return s or "imported"
-
-
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _shown(items: list[str], total: int | None = None) -> str:
