@@ -34,9 +34,8 @@ CREDITS: dict[str, Credit] = {
 }
 
 
-def judge_name(run: Path) -> str:
-    """Who gave a run's verdicts: the published ones, or its judge model."""
-    meta = RunFolder(run).read_json("meta.json")
+def judge_name(meta: dict[str, Any]) -> str:
+    """Who gave a run's verdicts (its meta.json): the published ones, or its judge model."""
     protocol = meta.get("protocol") or {}
     if protocol.get("verdicts") == "published":
         return f"published ({meta.get('judge_model', '?')})"
@@ -48,11 +47,11 @@ def matched(runs: list[Path], labels: list[dict[str, Any]]) -> dict[str, list[tu
     wanted = {(lab["system"], lab["question_id"]): lab for lab in labels}
     out: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
     for run in runs:
-        method = RunFolder(run).read_json("meta.json").get("method")
+        meta = RunFolder(run).read_json("meta.json")
         for j in read_jsonl_file(run / "judgments.jsonl"):
-            lab = wanted.get((method, j["question_id"]))
+            lab = wanted.get((meta.get("method"), j["question_id"]))
             if lab is not None and "judge_error" not in j and "correct" in j:
-                out.setdefault(judge_name(run), []).append((lab, j))
+                out.setdefault(judge_name(meta), []).append((lab, j))
     return out
 
 

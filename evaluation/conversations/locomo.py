@@ -69,11 +69,19 @@ def published_line(question: Question, prediction: dict[str, Any], grounding_ver
     correct = published_majority(published)
     if correct is None:
         return {"judge_error": f"no published verdict for {question.id} (verdicts=published needs one per answer)"}
-    category = int(question.attrs["category"])
-    g = grounding(question.text, question.gold[0], category, prediction["answer"], speakers, grounding_version)
-    return {"label": "CORRECT" if correct else "WRONG", "correct": correct,
-            "correct_grounded": int(correct and g["grounded"]), **g,
+    return {**grounded_verdict(question, prediction["answer"], "CORRECT" if correct else "WRONG", speakers,
+                               grounding_version),
             "reasoning": f"published verdict {published!r} (majority of its judge runs)", "judge_cached": None}
+
+
+def grounded_verdict(question: Question, answer: str, label: str, speakers: tuple[str, ...],
+                     grounding_version: int) -> dict[str, Any]:
+    """A verdict's judgments fields, a judge's or a published one: the label, raw and grounded credit,
+    and the grounding check's own fields."""
+    correct = int(label == "CORRECT")
+    g = grounding(question.text, question.gold[0], int(question.attrs["category"]), answer, speakers,
+                  grounding_version)
+    return {"label": label, "correct": correct, "correct_grounded": int(correct and g["grounded"]), **g}
 
 
 def published_majority(verdict: Any) -> int | None:
@@ -244,11 +252,8 @@ class LoCoMoProtocol(Protocol):
             verdict, result = await judge.complete_json(messages, Verdict, max_tokens=300)
         except JsonOutputError as exc:
             return {**line, "judge_error": str(exc), "judge_raw": exc.raw_outputs}
-        correct = int(verdict.label == "CORRECT")
-        g = grounding(question.text, question.gold[0], category, prediction["answer"], speakers,
-                      self.grounding_version)
-        return {**line, "label": verdict.label, "correct": correct,
-                "correct_grounded": int(correct and g["grounded"]), **g,
+        return {**line, **grounded_verdict(question, prediction["answer"], verdict.label, speakers,
+                                           self.grounding_version),
                 "reasoning": verdict.reasoning, "judge_cached": result.cached}
 
     # -- metrics ---------------------------------------------------------------------------
