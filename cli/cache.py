@@ -1,4 +1,5 @@
-"""`memeval cache export|import|stats ...` (model_access/cache_cli.py): move cached calls between machines."""
+"""`memeval cache export|import|stats|check ...` (model_access/cache_cli.py): move cached calls between
+machines, count them, and set aside entries that cannot be read (model_access/cache_check.py)."""
 
 from __future__ import annotations
 

@@ -29,36 +29,51 @@ from . import (
 )
 from .bundle import command as bundle
 
+# What a command interrupted by Ctrl-C leaves behind and how to go on: cli/main.py prints it on one
+# line (exit 130). `run` says its own (cli/run.py `interrupted`, naming the run folder); a command
+# with no line of its own gets GENERIC.
+READS = "it only reads run folders, so nothing in them changed; rerun the same command"
+REPLACES = ("each file it writes in a run folder is replaced whole (written, then renamed), so none is "
+            "half-written; rerun the same command to finish")
+CACHED = "every model call made so far is cached; rerun the same command to continue (cached calls are free)"
+REBUILDS = "its output folder may be incomplete (run folders are only read); rerun the same command to rebuild it"
+GENERIC = "rerun the same command to finish; model calls already made are cached and free"
+
 
 @dataclass(frozen=True)
 class Command:
     name: str
     help: str  # one line, shown by `memeval --help`
     main: Callable[[list[str]], int]  # takes the arguments after the command's name
+    interrupted: str = GENERIC  # Ctrl-C: what is kept and how to go on (one line)
 
 
 COMMANDS: dict[str, Command] = {c.name: c for c in (
-    Command("run", "run a method on a dataset (Hydra overrides, -m for sweeps; = python run.py)", run.main),
-    Command("report", "the comparison report (report.md/html, figures) from run folders", report.main),
+    Command("run", "run a method on a dataset (Hydra overrides, -m for sweeps; = python run.py)", run.main, CACHED),
+    Command("report", "the comparison report (report.md/html, figures) from run folders", report.main, REBUILDS),
     Command("compare", "one comparison table from run folders, paired differences vs a reference",
-            compare.main),
+            compare.main, READS),
     Command("rescore", "recompute metrics.json and the table from a run's artifacts (no model call)",
-            rescore.main),
+            rescore.main, REPLACES),
     Command("regrade", "a saved run under a changed scoring setting (a grounding version), from the cache alone",
-            regrade.main),
+            regrade.main, CACHED),
     Command("bundle", "result bundles: export run folders, verify one replays, import its calls",
-            bundle.main),
+            bundle.main, CACHED),
     Command("judge-check", "score a judge against the hand-labelled answers (epbench, locomo, longmemeval)",
-            judge_check.main),
+            judge_check.main, CACHED),
     Command("health", "model-free checks that say when a run means nothing; writes RUN_DIR/health.json",
-            health.main),
+            health.main, REPLACES),
     Command("label-check", "each credit (judge, grounding, both) against hand labels of the same answers: "
-            "accuracy, kappa, false accepts and rejects", label_check.main),
+            "accuracy, kappa, false accepts and rejects", label_check.main, READS),
     Command("import-answers", "answers made elsewhere (a file, or a published LoCoMo set) become a run folder",
-            import_answers.main),
-    Command("judge-matrix", "re-judge saved runs under four criteria: score per method, Kendall tau", judge_matrix.main),
-    Command("cache", "the model-call cache: export, import, stats", cache.main),
-    Command("usage", "rebuild a run folder's usage.json from its usage.jsonl (after a kill)", usage.main),
-    Command("estimate", "what a run would cost, before any paid call (Hydra overrides)", estimate.main),
-    Command("explore", "the results explorer: a static site of every question and method (index.html)", explore.main),
+            import_answers.main, GENERIC),
+    Command("judge-matrix", "re-judge saved runs under four criteria: score per method, Kendall tau", judge_matrix.main,
+            CACHED),
+    Command("cache", "the model-call cache: export, import, stats, check", cache.main,
+            "an import keeps the entries it wrote and an export's file may be incomplete; rerun the same command"),
+    Command("usage", "rebuild a run folder's usage.json from its usage.jsonl (after a kill)", usage.main, REPLACES),
+    Command("estimate", "what a run would cost, before any paid call (Hydra overrides)", estimate.main,
+            "an estimate sends no paid call and writes nothing before it ends; rerun the same command"),
+    Command("explore", "the results explorer: a static site of every question and method (index.html)", explore.main,
+            REBUILDS),
 )}

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import sys
 
+from .run import CONF
+
 
 def main(argv: list[str]) -> int:
+    from hydra.errors import HydraException
+
     from harness.estimate import main as estimate
     from model_access.errors import ConfigError
 
+    from .names import check
+
     try:
+        if problem := check(argv, CONF):  # an unknown method, dataset or parameter
+            raise ConfigError(problem)
         return estimate(argv)
-    except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (ConfigError, HydraException) as exc:  # HydraException: a config Hydra cannot compose
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2

@@ -3,7 +3,11 @@
 Open DIR/index.html in a browser (from disk; no server): an overview (comparison table with
 health marks, charts, judge-sensitivity matrix where a judge_matrix.json is found), a question
 table filterable by group, failure label, method-vs-method outcome, flags and text, and a page
-per question with every method's context, answer and judges' credit.
+per question with every method's context, answer and judges' credit, two chosen methods side by
+side. A method picker chooses the methods shown (the question table shows the columns that fit
+the window unless told), a toggle hides runs that failed a health check, and URLs name methods:
+#/questions?a=embedding_rag&rel=rw&b=gsw, #/q?id=...&a=gsw&b=seem, ?methods=gsw,seem, ?hide=failed.
+Every ± and error bar is the report's: ± 1 bootstrap std.
 """
 
 from __future__ import annotations

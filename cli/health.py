@@ -22,6 +22,7 @@ def main(argv: list[str]) -> int:
     from evaluation.bundle.manifest import holds_run
     from evaluation.health.table import markdown, rows, side_by_side
     from evaluation.runs.health_file import load_thresholds
+    from evaluation.runs.locate import folder_problem
     from evaluation.runs.locking import FolderBusyError, FolderLock
     from harness.health import run_health, write_health
 
@@ -36,9 +37,12 @@ def main(argv: list[str]) -> int:
     thresholds = load_thresholds(args.thresholds)
     table, failed, named = [], [], []
     for run in args.runs:
-        if not (run / "metrics.json").exists() and not (run / "index.json").exists():
-            print(f"error: {run} is neither a scored run folder (no metrics.json) nor an indexed one "
-                  "(no index.json)", file=sys.stderr)
+        problem = folder_problem(run, "health")  # missing, a bundle, not a run folder: one line
+        if problem and (run / "config.yaml").is_file() and not (run / "index.json").exists():
+            problem = (f"{run} is neither a scored run folder (no metrics.json) nor an indexed one (no index.json): "
+                       "rerun the same `memeval run` command to finish it (cached calls are free)")
+        if problem and not ((run / "config.yaml").is_file() and (run / "index.json").exists()):
+            print(f"error: {problem}", file=sys.stderr)
             return 2
         if not (run / "metrics.json").exists():
             print(f"{run.name}: index only (no metrics.json): the index checks", file=sys.stderr)

@@ -3,7 +3,7 @@
     memeval judge-check                                   # EpBench-20, the local judge
     memeval judge-check --dataset locomo --judge local_small
     memeval judge-check --dataset longmemeval --judge local --every 2
-    memeval judge-check --judge openai_compatible --override judge.base_url=http://...
+    memeval judge-check --judge openai_compatible --override judge.base_url=http://... judge.model=NAME
     memeval judge-check --dataset epbench --deterministic-only   # no model: the judge-free configurations
     memeval judge-check --dataset locomo --known-wrong --known-wrong-n 100   # + false-accept rates
 
@@ -148,6 +148,13 @@ def main(argv: list[str] | None = None, prog: str = "memeval judge-check") -> in
     label_set = LABEL_SETS[args.dataset]
     data_dir = args.data_dir or default_data_dir()
     cfg = compose_config(label_set, args.judge, data_dir, args.cache, args.override)
+    from harness.schema import MissingModelSetting, check_model_settings
+
+    try:  # an OpenAI-compatible judge without its model name: one line, before anything is built
+        check_model_settings(cfg)
+    except MissingModelSetting as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if args.judge_version is not None:
         if "judge_version" not in cfg.dataset.protocol:
             print(f"error: --judge-version: the {args.dataset} protocol has one judge version", file=sys.stderr)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+from asyncio import CancelledError
 from collections.abc import Iterator
 
 from .commands import COMMANDS
@@ -47,8 +48,22 @@ def main(argv: list[str] | None = None) -> int:
         parser().parse_args(args[:1])  # --help: the list; an unknown command: exit 2, naming them
         return 2
     command = COMMANDS[args[0]]
-    with _prog(f"memeval {command.name}"):
-        return command.main(args[1:])
+    try:
+        with _prog(f"memeval {command.name}"):
+            return command.main(args[1:])
+    except KeyboardInterrupt:
+        return interrupted(command.name, command.interrupted)
+    except BaseExceptionGroup as group:  # Ctrl-C inside a task group: the same, if nothing else failed
+        if group.split((KeyboardInterrupt, CancelledError))[1] is not None:
+            raise
+        return interrupted(command.name, command.interrupted)
+
+
+def interrupted(name: str, kept: str) -> int:
+    """Ctrl-C in any command: one line saying what is kept and how to go on, no traceback (exit
+    130, the shell's code for SIGINT). `run` prints its own, naming the run folder (cli/run.py)."""
+    print(f"\ninterrupted: memeval {name} stopped; {kept}.", file=sys.stderr)
+    return 130
 
 
 if __name__ == "__main__":

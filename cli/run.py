@@ -48,6 +48,11 @@ def main(argv: list[str] | None = None, config_dir: Path = CONF) -> int:
     from harness.schema import register_schemas
     from harness.sweep import exit_code
 
+    from .names import check
+
+    if problem := check(list(sys.argv[1:] if argv is None else argv), config_dir):  # before Hydra composes
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     register_resolvers()
     register_schemas()
     if argv is not None:  # Hydra reads its arguments from sys.argv

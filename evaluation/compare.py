@@ -20,6 +20,7 @@ from .protocol import fmt
 from .report.setup_lines import setup_lines
 from .report.tables import DEGENERATE_NOTE, group_name, star_allowed
 from .runs.blocks import audit_line, repeats_line, weighted_line
+from .runs.completeness import FINISH_SHORT
 from .runs.paired import paired_differences, paired_notes
 from .runs.rules import rule_summary
 from .runs.scored import ReportError, Run, credit_label, load_run, load_runs
@@ -59,7 +60,10 @@ def comparison_table(runs: list[Run]) -> str:
     for r in runs:
         m, ctx = r.metrics, r.mean_context_tokens
         by = p.group_metrics(m)
-        cells = [r.meta.get("method", r.path.name), _cell(m[p.overall], p),
+        name = str(r.meta.get("method", r.path.name))
+        if r.completeness.partial:  # its numbers are over fewer questions than the other rows'
+            name += f" (partial: {r.completeness.n_of_n()})"
+        cells = [name, _cell(m[p.overall], p),
                  *(_cell(by.get(g), p) for g in groups), *_retrieval_cells(m),
                  fmt(ctx, 0) if ctx is not None else "–", f"{r.cost('fresh') + r.cost('cached'):.4f}",
                  r.health_cell]
@@ -71,8 +75,15 @@ def paired_lines(runs: list[Run], reference: Run, allow_degenerate: bool = False
     """Paired bootstrap differences against `reference` on the questions the headline counts
     (resampled as its intervals, Holm-corrected, with the minimum detectable difference); a run
     that failed a health check is not starred unless `allow_degenerate`."""
-    pairs = paired_differences(runs, reference)
-    out = [f"Paired bootstrap differences vs {reference.path} (same questions, 1000 resamples):", "",
+    if reference.completeness.partial:  # every pair would be on another question set than the table's
+        return [f"No paired differences: the reference {reference.path} is {reference.completeness.describe()}; "
+                f"{FINISH_SHORT}"]
+    whole = [r for r in runs if not r.completeness.partial]
+    skipped = [f"Not paired: {r.path} is {r.completeness.describe()}; {FINISH_SHORT}"
+               for r in runs if r.completeness.partial]
+    pairs = paired_differences(whole, reference)
+    out = [*skipped, *([""] if skipped else []),
+           f"Paired bootstrap differences vs {reference.path} (same questions, 1000 resamples):", "",
            "| method | n | diff | std | 95% CI | p | p (Holm) |  | health |", "|---|---|---|---|---|---|---|---|---|"]
     failed = False
     for r, d in pairs:
@@ -84,7 +95,7 @@ def paired_lines(runs: list[Run], reference: Run, allow_degenerate: bool = False
                    f"| {star} | {r.health_cell.replace('|', '/')} |")
     out += ["", "* = the 95% interval excludes 0." + (f" {DEGENERATE_NOTE}" if failed and not allow_degenerate
                                                       else ""), *paired_notes(pairs, reference)]
-    summary = rule_summary(runs, reference, lambda r, ref: star_allowed(r, ref, allow_degenerate))
+    summary = rule_summary(whole, reference, lambda r, ref: star_allowed(r, ref, allow_degenerate))
     if summary is not None:  # the same differences under every rule the protocol scores side by side
         out += ["", "Under each scoring rule:", "", "| " + " | ".join(summary["header"]) + " |",
                 "|" + "---|" * len(summary["header"]),
@@ -96,7 +107,8 @@ def statistics_lines(runs: list[Run]) -> list[str]:
     """Under the table, per run: the headline on the questions no gold audit flags, and a
     subset's overall weighted by population share (metrics.json `gold_audit`, `stratified`)."""
     label = runs[0].presentation.label
-    lines = [f"- {r.meta.get('method', r.path.name)}: {x}" for r in runs
+    lines = [f"- {x}" for r in runs if (x := r.partial_line)]
+    lines += [f"- {r.meta.get('method', r.path.name)}: {x}" for r in runs
              for x in (audit_line(r.metrics.get("gold_audit"), label), repeats_line(r.metrics.get("repeats"), label),
                        weighted_line(r.metrics.get("stratified"), label)) if x]
     return ["", *lines] if lines else []
@@ -113,8 +125,8 @@ def _scoring(run: Run) -> str:
 def provenance_lines(runs: list[Run]) -> list[str]:
     keys = ("answer_model", "judge_model", "data_version", "subset", "context_cap")
     out = []
-    for key in keys:
-        values = sorted({str(r.meta.get(key)) for r in runs})
+    for key in keys:  # the subset as provenance() names it: "all; partial: 50 of 105 questions" for a partial run
+        values = sorted({str(r.meta.get(key)) if key != "subset" else r.provenance()["subset"] for r in runs})
         flag = "" if len(values) == 1 else "  <-- DIFFERS: these runs do not compare"
         out.append(f"- {key}: {' | '.join(values)}{flag}")
     policies = sorted({_scoring(r) for r in runs})  # "lenient, grounded, grounding v4": any difference breaks the comparison
@@ -135,8 +147,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="star significant differences of runs that failed a health check too")
     args = ap.parse_args(argv)
     try:
-        runs = load_runs(args.runs)  # labelled: the method, or the folder when a method repeats
-        reference = load_run(args.reference) if args.reference else None
+        runs = load_runs(args.runs, "compare")  # labelled: the method, or the folder when a method repeats
+        reference = load_run(args.reference, "compare") if args.reference else None
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -7,6 +7,7 @@ become metrics, and how metrics become a table. Methods never see any of it.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
@@ -205,13 +206,28 @@ def imported_line(imp: dict[str, Any]) -> str:
     return line
 
 
+_COUNTED = re.compile(r"^(?:all )?(\d+) of (\d+)(.*)$", re.S)
+
+
+def questions_text(subset: str | None, n_questions: int | None = None) -> str:
+    """How many of the dataset's questions a run answered, as "n of N questions (how chosen)":
+    a subset is never silent. `subset` is meta.json's label ("8 of 105 (stratified by ...)", "all",
+    "all 50 of 105; gold units within ..."); `n_questions` its count, which "all" needs."""
+    label = str(subset or "all")
+    if m := _COUNTED.match(label):
+        return f"{m.group(1)} of {m.group(2)} questions{m.group(3)}"
+    if label == "all" and n_questions:
+        return f"{n_questions} of {n_questions} questions (all)"
+    return f"questions: {label}"  # a label of another form (or a run that did not count): as written
+
+
 def provenance_header(meta: dict[str, Any], policy: str) -> str:
     """The lines every results table starts with, so a number never travels without its setup."""
     answer = meta.get("answer_model", "?")
     judge = meta.get("judge_model", "?")
     lines = [
         f"- answering model: **{answer}**; judge: **{judge}**; scoring: **{policy}**",
-        f"- data: {meta.get('data_version', '?')}; questions: {meta.get('subset', 'all')}; "
+        f"- data: {meta.get('data_version', '?')}; {questions_text(meta.get('subset'), meta.get('n_questions'))}; "
         f"context cap: {meta.get('context_cap', '?')}; tokenizer: o200k_base",
     ]
     if isinstance(meta.get("imported"), dict):  # its own answerer, prompt and retrieval: no experiment of ours

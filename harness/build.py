@@ -9,6 +9,7 @@ from typing import Any
 from hydra.utils import get_class, instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from datasets.subset import draw, first_units
 from datasets.types import ContextCap, Dataset, Question
 from evaluation.protocol import Protocol
 from evaluation.runs.folder import config_hash
@@ -22,9 +23,9 @@ from model_access.errors import ConfigError
 from model_access.gate import CallSettings
 from model_access.usage import Price, UsageLedger
 
+from .plugin import check_params, method_code, outside_core_code
 from .reference import check_scope
 from .replay import active_replay
-from .subset import NAMED, first_units, named_subset, stratified_subset, within_units
 
 
 @dataclass
@@ -45,6 +46,7 @@ class Components:
     pool: list[Question] = field(default_factory=list)  # what the subset was drawn from (its population)
     index_units: int | None = None  # subset.index_units: every corpus cut to its first N units
     index_llm: ChatModel | None = None  # the indexing model; None = the answering model (`indexer`)
+    method_code: dict[str, Any] | None = None  # meta.json `method_code`: the plugin's source hash (harness/plugin.py)
 
     @property
     def indexer(self) -> ChatModel:
@@ -120,29 +122,6 @@ def _resume_hint() -> str:
         return "the same command"
 
 
-def _filtered(cfg: DictConfig, dataset: Dataset) -> tuple[list[Question], list[str]]:
-    """The questions the named subset and the gold-unit bound keep, and labels saying so."""
-    pool, labels = list(dataset.questions), []
-    name = cfg.subset.get("name")
-    if name:
-        try:
-            pool = named_subset(pool, str(name))
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from exc
-        if not pool:
-            raise ConfigError(f"subset.name={name} keeps no question of {dataset.name} ({NAMED[str(name)][0]}).")
-        labels.append(f"subset {name}: {NAMED[str(name)][0]}")
-    n_units = cfg.subset.get("within_units")
-    n_index = cfg.subset.get("index_units")
-    if n_index is not None:  # an index of the first N units answers only questions within them
-        n_units = int(n_index) if n_units is None else min(int(n_units), int(n_index))
-        labels.append(f"each corpus indexed to its first {int(n_index)} units")
-    if n_units is not None:
-        pool = within_units(dataset, pool, int(n_units))
-        labels.append(f"gold units within the first {int(n_units)}")
-    return pool, labels
-
-
 MODEL_IDENTITY = ("_target_", "model", "model_revision", "json_mode", "max_tokens")
 
 
@@ -181,6 +160,9 @@ def identity(cfg: DictConfig) -> dict[str, Any]:
         pick[k] = {f: node.get(f) for f in MODEL_IDENTITY}
     if "experiment" in cfg:
         pick["experiment"] = str(cfg.experiment.name)
+    code = outside_core_code(str(pick["method"].get("_target_") or "")) if isinstance(pick["method"], dict) else None
+    if code is not None:  # a plugin outside methods/: its code, not memeval's commit, says what ran
+        pick["method_code"] = code
     return identity_view(pick)
 
 
@@ -197,6 +179,11 @@ def _subset_label(cfg: DictConfig, dataset: Any, questions: list[Any], pool: lis
     return label + (f"; {'; '.join(filters)}" if filters else "")
 
 
+def _code_meta(method_cfg: DictConfig) -> dict[str, Any] | None:
+    code = method_code(str(method_cfg.get("_target_") or ""))
+    return None if code is None else code.meta()
+
+
 def build(cfg: DictConfig, check: bool = True, dry: Any = None) -> Components:
     """Load data and instantiate models; raise ConfigError before any model call if unusable.
 
@@ -204,6 +191,8 @@ def build(cfg: DictConfig, check: bool = True, dry: Any = None) -> Components:
     every client: fresh calls are counted, never sent, so no key is checked either.
     """
     upgraded = upgrade_config(cfg)  # a saved config's missing keys mean what they meant then
+    if problem := check_params(upgraded.method):  # a typo'd parameter: refused before any run folder exists
+        raise ConfigError(problem)
     check_scope(cfg)  # a run its experiment's reference does not hold is refused (harness/reference.py)
     dataset: Dataset = instantiate(cfg.dataset.loader).load()
     if cfg.subset.get("index_units") is not None:
@@ -212,14 +201,10 @@ def build(cfg: DictConfig, check: bool = True, dry: Any = None) -> Components:
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
     protocol: Protocol = instantiate(upgraded.dataset.protocol)
-    pool, filters = _filtered(cfg, dataset)
-    extra = cfg.subset.get("extra")
-    if extra is not None and not isinstance(extra, DictConfig | dict):
-        raise ConfigError(f"subset.extra must map strata to counts, e.g. 'subset.extra={{1:40}}', not {extra!r}")
+    subset = OmegaConf.to_container(cfg.subset, resolve=True)
+    assert isinstance(subset, dict)
     try:
-        questions = stratified_subset(pool, cfg.subset.n, dataset.strata_key, cfg.subset.seed,
-                                      list(cfg.subset.ids) if cfg.subset.ids else None,
-                                      {str(k): int(v) for k, v in extra.items()} if extra else None)
+        questions, pool, filters = draw(dataset, subset)
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
     if not questions:
@@ -252,5 +237,5 @@ def build(cfg: DictConfig, check: bool = True, dry: Any = None) -> Components:
     subset_label = _subset_label(cfg, dataset, questions, pool, filters)
     return Components(dataset, questions, protocol, cap, llm, judge, embedder, ledger,
                       cache, upgraded.method, run_dir, Path(cfg.index_root), subset_label, pool=pool,
-                      index_llm=index_llm,
+                      index_llm=index_llm, method_code=_code_meta(upgraded.method),
                       index_units=None if cfg.subset.get("index_units") is None else int(cfg.subset.index_units))

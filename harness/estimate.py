@@ -28,6 +28,7 @@ from typing import Any
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from evaluation.protocol import questions_text
 from evaluation.runs.folder import RunFolder
 from methods.base import MemoryMethod, Services
 from model_access.dry import CallRecord, DryRecorder
@@ -154,6 +155,9 @@ async def _dry_stages(cfg: DictConfig, c: Components, store: Path) -> None:
 
 def estimate(cfg: DictConfig, ratios: dict[str, float] | None = None) -> dict[str, Any]:
     """Dry-run the configured method on the configured dataset and price what it would send."""
+    from .schema import check_model_settings
+
+    check_model_settings(cfg)  # an OpenAI-compatible model without its name: one line, not a traceback
     recorder = DryRecorder(output_ratio={**DEFAULT_RATIOS, **(ratios or {})})
     c = build(cfg, check=False, dry=recorder)
     prices, batch = _price_table(cfg)
@@ -176,7 +180,7 @@ def estimate(cfg: DictConfig, ratios: dict[str, float] | None = None) -> dict[st
     batch_stages = {"judge"} | ({"index"} if name.startswith(BATCH_INDEX_METHODS) else set())
     measured_at, rates = _throughput_table(cfg)
     out = price_records(recorder.records, prices, batch, batch_stages, used, frozenset(measured), rates)
-    out.update({"method": name, "dataset": c.dataset.name, "questions": len(c.questions),
+    out.update({"method": name, "dataset": c.dataset.name, "questions": len(c.questions), "subset": c.subset_label,
                 "models": {"llm": c.llm.display_name, "index_llm": c.indexer.display_name,
                            "judge": c.judge.display_name, "embedder": c.embedder.display_name},
                 "price_table": str(cfg.prices.version), "batch_stages": sorted(batch_stages),
@@ -189,8 +193,9 @@ def estimate(cfg: DictConfig, ratios: dict[str, float] | None = None) -> dict[st
 def format_estimate(e: dict[str, Any]) -> str:
     indexer = e["models"].get("index_llm", e["models"]["llm"])
     indexing = f", indexing {indexer}" if indexer != e["models"]["llm"] else ""
-    lines = [f"estimate: {e['method']} on {e['dataset']} ({e['questions']} questions; llm "
-             f"{e['models']['llm']}{indexing}, judge {e['models']['judge']}, embedder {e['models']['embedder']}; "
+    asked = questions_text(e.get("subset"), e["questions"])  # "n of N questions (how chosen)"
+    lines = [f"estimate: {e['method']} on {e['dataset']}, {asked}",
+             f"(llm {e['models']['llm']}{indexing}, judge {e['models']['judge']}, embedder {e['models']['embedder']}; "
              f"{e['how']}; prices {e['price_table']})",
              f"{'stage':<10}{'calls':>9}{'cached':>9}{'prompt tok':>14}{'prefix-cached':>15}"
              f"{'output tok':>13}{'USD':>11}{'USD batch':>11}{'local min':>11}"]

@@ -51,10 +51,12 @@ def index_view(run: Path, cls: type[MemoryMethod]) -> dict[str, Any]:
     extracts = cls.index_counters.__func__ is not MemoryMethod.index_counters.__func__  # type: ignore[attr-defined]
     info = json.loads((run / "index.json").read_text(encoding="utf-8")) if (run / "index.json").exists() else {}
     recorded = info.get("index_folder")
-    view: dict[str, Any] = {"extracts": extracts, "folder": recorded, "corpora": {}}
+    view: dict[str, Any] = {"extracts": extracts, "folder": recorded, "corpora": {},
+                            "prompt_examples": list(cls.prompt_examples)}  # example_phrases.py
     if not extracts:
         return view
     root = index_folder(run, recorded, tuple(str(c["corpus_id"]) for c in info.get("corpora", [])))
+    view["root"] = None if root is None else str(root)  # read by the support check (evaluation/health/stored.py)
     for c in info.get("corpora", []):
         cid = str(c["corpus_id"])
         counters = cls.index_counters(root / cid) if root is not None and (root / cid).is_dir() else None

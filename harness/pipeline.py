@@ -20,12 +20,14 @@ from evaluation.runs.upgrade import RUN_FORMAT, upgrade_config
 from methods.base import MemoryMethod, Services
 from methods.imported import run_meta as imported_meta
 from model_access.budget import BudgetExceeded
+from model_access.preflight import EndpointError, endpoint_of, preflight
 from model_access.usage import usage_from_journal
 
 from .build import Components, build
 from .experiment import experiment_meta
 from .health import write_health
 from .replay import active_replay
+from .schema import check_model_settings
 from .stages import answer_stage, index_stage, index_store_root, judge_stage
 from .sweep import sweep_name
 from .tracking import log_to_wandb
@@ -88,6 +90,23 @@ def _node_servers() -> Any:
     return _registry
 
 
+ROLES = {"llm": "answering model", "llm_index": "indexing model", "judge": "judge", "embedder": "embedder"}
+
+
+def _preflight(c: Components, stages: list[str]) -> None:
+    """Reach every remote endpoint the stages call, once (model_access/preflight.py); a replay
+    sends nothing and local servers are started by the run itself, so neither is checked."""
+    if active_replay() is not None:
+        return
+    keys = {id(c.llm): "llm", id(c.index_llm): "llm_index", id(c.judge): "judge", id(c.embedder): "embedder"}
+    found = [endpoint_of(ROLES[keys[id(m)]], keys[id(m)], m) for m in _needed(c, stages)]
+    try:
+        preflight([e for e in found if e is not None])
+    except EndpointError:
+        c.cache.close()
+        raise
+
+
 def _meta(cfg: DictConfig, c: Components) -> dict[str, Any]:
     return {
         "run_format": RUN_FORMAT, "method": c.method_cfg.name, "dataset": c.dataset.name, "data_version": c.dataset.version,
@@ -96,11 +115,13 @@ def _meta(cfg: DictConfig, c: Components) -> dict[str, Any]:
         "index_model": c.indexer.display_name, "index_model_revision": c.indexer.model_revision,
         "judge_model": c.judge.display_name,
         "embedder": c.embedder.display_name, "context_cap": c.cap.describe(),
-        "subset": c.subset_label, "n_questions": len(c.questions), "protocol": c.protocol.describe(),
+        "subset": c.subset_label, "n_questions": len(c.questions),
+        "question_ids": [q.id for q in c.questions],  # what a complete run holds (evaluation/runs/completeness.py) "protocol": c.protocol.describe(),
         "answer_with": str(c.method_cfg.get("answer_with") or "shared"),
         **imported_meta(c.method_cfg),  # answers imported from a file: their provenance (else nothing)
         "experiment": experiment_meta(cfg, c),
-        "git_commit": git("rev-parse", "HEAD"), "versions": package_versions(), "strata_key": c.dataset.strata_key,
+        "git_commit": git("rev-parse", "HEAD"), "method_code": c.method_code,  # the plugin's source files (harness/plugin.py)
+        "versions": package_versions(), "strata_key": c.dataset.strata_key,
         "group_keys": c.dataset.group_keys or [c.dataset.strata_key],
         **dataset_facts(c.dataset, c.pool, (q.id for q in c.questions)),  # population, gold_audit
         "cap_holds_corpus": cap_holds_corpus(c.dataset, c.cap, c.questions),
@@ -112,6 +133,7 @@ def run(cfg: DictConfig) -> Path | None:
     for noisy in ("httpx", "httpx2", "openai", "urllib3"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     stages = list(cfg.stages)
+    check_model_settings(cfg)  # a model group without its model name or address: one line, nothing built
     if stages == ["estimate"]:  # price the run without making any model call
         from .estimate import estimate, format_estimate
 
@@ -123,6 +145,7 @@ def run(cfg: DictConfig) -> Path | None:
 
         raise ConfigError(f"unknown stage(s) {sorted(unknown)}; choose from {list(STAGES)}")
     c = build(cfg)
+    _preflight(c, stages)  # before the run folder exists: a run that cannot start leaves none
     run_dir = RunFolder(c.run_dir)
     _current[:] = [c.run_dir]
     with FolderLock(run_dir.root, "run folder", wait_s=cfg.lock_wait_s):  # before anything is written

@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
-from omegaconf import MISSING
+from omegaconf import MISSING, DictConfig, OmegaConf
 
 from evaluation.runs.upgrade import RUN_FORMAT
+from model_access.errors import ConfigError
 
 
 @dataclass
@@ -26,7 +27,7 @@ class SubsetConfig:
     n: int | None = None  # the value lives in conf/config.yaml
     seed: int = 0
     ids: list[str] | None = None
-    name: str | None = None  # a named subset (harness/subset.py NAMED), e.g. table13
+    name: str | None = None  # a named subset (datasets/subset.py NAMED), e.g. table13
     within_units: int | None = None  # only questions whose gold units are all in the first N units
     index_units: int | None = None  # index only each corpus' first N units (questions: gold within them)
     extra: Any = None  # {stratum: k}: k more questions there beyond n's even spread
@@ -120,6 +121,50 @@ class RunConfig:
     batch: BatchConfig = field(default_factory=BatchConfig)
     experiment: ExperimentConfig = field(default_factory=ExperimentConfig)
     health: Any = MISSING  # conf/health/: the thresholds of the run's health checks (evaluation/health)
+
+
+MODEL_GROUPS = ("llm", "llm_index", "judge", "embedder")  # each names a model the run may call
+EXAMPLE_MODEL = {"embedder": "BAAI/bge-small-en-v1.5"}  # any other group: a chat model
+CHAT_TARGET = "model_access.chat.ChatModel"
+
+
+class MissingModelSetting(ConfigError):
+    """A model group lacks the model name or the address its endpoint needs (one line, exit 2)."""
+
+
+def _missing_message(group: str, key: str) -> str:
+    if key == "model":
+        example = EXAMPLE_MODEL.get(group, "Qwen/Qwen2.5-7B-Instruct")
+        return (f"{group}.model is not set: an OpenAI-compatible endpoint needs the model name it serves, "
+                f"e.g. {group}.model={example} (the server's GET /v1/models lists them)")
+    if key == "base_url":
+        return (f"{group}.base_url is not set: an OpenAI-compatible endpoint needs its address, "
+                f"e.g. {group}.base_url=http://localhost:8000/v1")
+    return f"{group}.{key} is not set (`???` in its config): give it on the command line, {group}.{key}=..."
+
+
+def check_model_settings(cfg: DictConfig) -> None:
+    """Refuse a run whose model groups leave a required value unset, before anything is built.
+
+    Why here and not at the first call: a `???` in a model group used to be filled from the group
+    it extended (OmegaConf keeps the earlier value), so `llm=openai_compatible` without `llm.model`
+    ran as GPT-4o and said so in every table. A chat model's `base_url` defaults to null in the
+    schema, so it is required here when nothing else gives the address (no local server, not
+    OpenAI's own API)."""
+    for group in MODEL_GROUPS:
+        if group not in cfg:  # llm_index: a config saved before it
+            continue
+        node = cfg[group]
+        if not isinstance(node, DictConfig):
+            continue
+        keys = list(node.keys())  # `key in node` is False for a `???` value: look among the keys
+        for key in ("model", "base_url", *keys):
+            if key in keys and OmegaConf.is_missing(node, key):
+                raise MissingModelSetting(_missing_message(group, str(key)))
+        chat_without_address = (node.get("_target_") == CHAT_TARGET and node.get("base_url") is None
+                                and node.get("server") is None and node.get("api_key_env") != "OPENAI_API_KEY")
+        if chat_without_address:
+            raise MissingModelSetting(_missing_message(group, "base_url"))
 
 
 def register_schemas() -> None:

@@ -16,6 +16,7 @@ from model_access.tokenizer import count_tokens
 from model_access.usage import collect_calls, stage, summarize_calls
 
 from .build import Components
+from .plugin import outside_core_code
 from .progress import StageProgress
 from .provenance import CapAudit
 
@@ -154,4 +155,7 @@ def index_store_root(c: Components, method_params: dict[str, Any]) -> Any:
              "embedder": [c.embedder.model, c.embedder.model_revision]}
     if c.index_units is not None:  # a cut corpus is another index (absent when uncut: old names hold)
         ident["index_units"] = c.index_units
+    code = outside_core_code(str(c.method_cfg.get("_target_")))
+    if code is not None:  # an edited out-of-tree plugin builds its own index (core methods: absent)
+        ident["code"] = code
     return c.index_root / f"{c.method_cfg.name}-{config_hash(ident)}"

@@ -126,6 +126,11 @@ class MemoryMethod(ABC):
     # headers, field names), which the corpus need not write: `memeval health`'s unsourced_names
     # check cuts them out before it reads a context's names (evaluation/health/names.py).
     context_labels: ClassVar[tuple[str, ...]] = ()
+    # The invented example texts of the method's prompts, its own and its package's (whole
+    # passages, replies or values): `memeval health`'s prompt_example_phrases check counts a word
+    # n-gram of one (n >= 2, not all stopwords, not in the corpus) found in an index or a context
+    # as a copy of the prompt (evaluation/health/example_phrases.py).
+    prompt_examples: ClassVar[tuple[str, ...]] = ()
     # Parameters that say where an input lives on this machine, not what it holds (another
     # parameter pins its content, e.g. a sha256): left out of the run identity, so the same input
     # read from another folder (a bundle, a fresh clone) is the same run.

@@ -1,4 +1,5 @@
-"""`python -m model_access.cache_cli export|import|stats`: move cached model calls between machines.
+"""`python -m model_access.cache_cli export|import|stats|check`: move cached model calls between
+machines, count them, and set aside entries that cannot be read (model_access/cache_check.py).
 
 The bundle is gzip-compressed JSONL, one cached call per line: `{"key", "sha256", "value"}`.
 The key is the call's content address (the hash of the request), `sha256` the digest of the
@@ -19,6 +20,7 @@ from typing import Any
 
 from .cache import CacheBase
 from .cache_store import BACKENDS, open_any, open_cache
+from .errors import ConfigError
 from .local_models import memeval_home
 
 
@@ -118,7 +120,18 @@ def main(argv: list[str] | None = None) -> int:
     im.add_argument("--backend", choices=BACKENDS, help="for a cache that does not exist yet")
     st = sub.add_parser("stats", help="entries and tokens held")
     st.add_argument("--cache", type=Path, default=default)
+    ck = sub.add_parser("check", help="find entries that cannot be read and set them aside, keeping the good "
+                        "ones (exit 0: all readable, 1: something was set aside); run it while no run uses the cache")
+    ck.add_argument("--cache", type=Path, default=default)
     args = ap.parse_args(argv)
+    try:
+        return _command(args)
+    except ConfigError as exc:  # a damaged cache: one line naming the file and `memeval cache check`
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _command(args: argparse.Namespace) -> int:
 
     if args.cmd == "import":
         backend = args.backend or ("directory" if args.cache.is_dir() else "sqlite")
@@ -133,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.cache.exists():
         print(f"error: no cache at {args.cache} (pass --cache PATH)", file=sys.stderr)
         return 2
+    if args.cmd == "check":
+        return _check(args.cache)
     cache = open_any(args.cache)
     try:
         if args.cmd == "export":
@@ -150,6 +165,22 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         cache.close()
     return 0
+
+
+def _check(path: Path) -> int:
+    import sqlite3
+
+    from .cache_check import check_cache, summary
+
+    try:
+        result = check_cache(path)
+    except sqlite3.Error as exc:  # not damage: a locked file, or not a cache at all; nothing was moved
+        print(f"error: cannot check {path} ({exc}); nothing was changed: stop the runs using it, or pass "
+              "--cache with the cache file", file=sys.stderr)
+        return 2
+    print(summary(result))
+    print(json.dumps(result.as_dict()))
+    return 0 if result.clean else 1
 
 
 if __name__ == "__main__":

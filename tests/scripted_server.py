@@ -101,6 +101,8 @@ class ScriptedServer:
         self.retry_after_ms = 1000  # what a 429 asks the client to wait
         self.delay_s = 0.0  # every reply waits this long (a slow endpoint)
         self.stream_piece_s = 0.0  # a streamed reply waits this long between chunks
+        self.models: list[str] | None = None  # what GET /v1/models lists (None: 404, no listing)
+        self.model_lists = 0  # GET /v1/models requests (a run's preflight), kept out of `requests`
         self._rng = random.Random(0)
         # usage accounting: words by default; cost-estimate tests install o200k + chat overhead
         self.count_text: Callable[[str], int] = lambda t: len(t.split())
@@ -173,6 +175,13 @@ class ScriptedServer:
                 pass
 
             def do_GET(self) -> None:  # noqa: N802 - the Batch API's polls and downloads
+                if self.path.rstrip("/").endswith("/models"):  # a run's preflight: not a model call, not logged
+                    with server.lock:
+                        server.model_lists += 1
+                    if server.models is None:  # like many servers: no listing
+                        return self._send(404, {"error": {"message": "no model listing"}})
+                    return self._send(200, {"object": "list", "data": [
+                        {"id": m, "object": "model", "owned_by": "scripted"} for m in server.models]})
                 import scripted_batches
 
                 scripted_batches.get(server, self)

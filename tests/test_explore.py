@@ -213,6 +213,27 @@ def test_the_command_writes_the_site_and_refuses_a_non_run(tmp_path: Path, capsy
     printed = capsys.readouterr().out
     assert "locomo: 1 runs, 105 questions" in printed and (out / "index.html").is_file()
     assert cli_main.main(["explore", str(tmp_path), "--out", str(out)]) == 2
-    assert "not a scored run folder" in capsys.readouterr().err
+    assert "run folder" in capsys.readouterr().err  # the wording is evaluation/runs/scored.py's
     with pytest.raises(ExploreError):
         build_site([], out)
+
+
+def test_error_bars_are_the_reports_bootstrap_std_and_say_so(ep_site: Path) -> None:
+    """The explorer drew 95% intervals (± 1.96 std) where the report draws ± 1 bootstrap std,
+    without saying so: now every bar, point and ± is the report's statistic, named as the report
+    names it, and a run that failed a health check is marked in the charts as in the report."""
+    (ds,) = site_data(ep_site)["datasets"]
+    runs = {r.label: r for r in load_runs(EPBENCH_RUNS)}
+    for m in ds["methods"]:
+        saved = runs[m["label"]].metrics["overall"]
+        v, std = saved["f1"], saved["f1_std"]
+        assert m["headline"]["std"] == pytest.approx(std)
+        assert m["headline"]["lo"] == pytest.approx(max(0.0, v - std)) and m["headline"]["hi"] == pytest.approx(min(1.0, v + std))
+        assert m["failed"] == (runs[m["label"]].health is not None and runs[m["label"]].health.status == "fail")
+    spec = json.dumps(ds["charts"], ensure_ascii=False)
+    assert "95%" not in spec and "F1 (± bootstrap std)" in spec
+    assert "± = bootstrap std over questions" in ds["interval_note"] and "not a 95% interval" in ds["interval_note"]
+    rows = [r for layer in ds["charts"]["by_group"]["layer"] for r in layer.get("data", {}).get("values", [])]
+    rows = rows or ds["charts"]["by_group"]["data"]["values"]
+    failed = {m["label"] for m in ds["methods"] if m["failed"]}
+    assert {r["method"] for r in rows if r["health"] == "failed a health check"} == failed

@@ -70,7 +70,7 @@ def test_filtering_to_one_failure_label_shows_its_questions(site: Path, page) ->
     assert 0 < len(want) < total
     page.select_option("select[name=label]", "retrieval_miss")
     page.wait_for_selector("select[name=lm]")
-    page.select_option("select[name=lm]", str(i))
+    page.select_option("select[name=lm]", _methods()[i])  # options are method names (URLs name methods)
     page.wait_for_function(f"document.getElementById('count').textContent === '{len(want)}'")
     rows = page.eval_on_selector_all("#qtable tbody tr", "rows => rows.map(r => r.dataset.qid)")
     assert sorted(rows) == want

@@ -17,6 +17,7 @@ from omegaconf import OmegaConf
 import datasets.locomo as locomo_data
 from datasets.facts import dataset_facts, population
 from datasets.integrity import DataFile
+from datasets.subset import stratified_subset
 from datasets.types import Dataset, GoldAudit, Question
 from evaluation.conversations.locomo import ONE_CONVERSATION, LoCoMoProtocol
 from evaluation.report.build import build_report
@@ -31,7 +32,6 @@ from evaluation.stats import (
     paired_difference,
     stratified_mean,
 )
-from harness.subset import stratified_subset
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCOMO = "evaluation.conversations.locomo.LoCoMoProtocol"

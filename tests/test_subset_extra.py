@@ -9,17 +9,18 @@ from pathlib import Path
 
 import pytest
 from hydra.utils import instantiate
+from omegaconf import OmegaConf
 from test_subset_named import _cfg
 
-from harness.build import _filtered, _subset_label, identity
-from harness.subset import stratified_subset
+from datasets.subset import filtered_pool, stratified_subset
+from harness.build import _subset_label, identity
 from model_access.errors import ConfigError
 
 
 def _pool(data_dir: Path):  # noqa: ANN202
     cfg = _cfg(data_dir, "dataset=epbench20")
     dataset = instantiate(cfg.dataset.loader).load()
-    return dataset, _filtered(cfg, dataset)[0]
+    return dataset, filtered_pool(dataset, OmegaConf.to_container(cfg.subset, resolve=True))[0]
 
 
 def _buckets(questions, key: str) -> Counter:  # noqa: ANN001
@@ -60,7 +61,7 @@ def test_bad_extra_names_the_problem(data_dir: Path, n, ids, extra, message) -> 
 def test_extra_from_the_command_line_labels_the_run_and_names_its_folder(data_dir: Path) -> None:
     cfg = _cfg(data_dir, "dataset=epbench20", "subset.n=200", "subset.extra={1:40}")
     dataset = instantiate(cfg.dataset.loader).load()
-    pool, filters = _filtered(cfg, dataset)
+    pool, filters = filtered_pool(dataset, OmegaConf.to_container(cfg.subset, resolve=True))
     questions = stratified_subset(pool, 200, dataset.strata_key, extra={"1": 40})
     label = _subset_label(cfg, dataset, questions, pool, filters)
     assert label.startswith("240 of ") and "40 more in 1" in label

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
+from omegaconf import OmegaConf
 
-from harness.build import _filtered, identity
+from datasets.subset import filtered_pool, stratified_subset
+from harness.build import identity
 from harness.resolvers import register_resolvers
 from harness.schema import register_schemas
-from harness.subset import stratified_subset
-from model_access.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,7 +28,7 @@ def _cfg(data_dir: Path, *overrides: str):  # noqa: ANN202
 def test_table13_subset_is_the_papers_548_questions(data_dir: Path) -> None:
     cfg = _cfg(data_dir, "dataset=epbench200", "subset.name=table13", "subset.n=null")
     dataset = instantiate(cfg.dataset.loader).load()
-    pool, labels = _filtered(cfg, dataset)
+    pool, labels = filtered_pool(dataset, OmegaConf.to_container(cfg.subset, resolve=True))
     assert len(dataset.questions) == 686 and len(pool) == 548
     assert all(q.attrs["get"] == "all" for q in pool) and "table13" in labels[0]
     buckets: dict[str, int] = {}
@@ -44,14 +44,14 @@ def test_table13_subset_is_the_papers_548_questions(data_dir: Path) -> None:
 def test_unknown_subset_name_is_a_config_error(data_dir: Path) -> None:
     cfg = _cfg(data_dir, "dataset=epbench20", "subset.name=tabel13")
     dataset = instantiate(cfg.dataset.loader).load()
-    with pytest.raises(ConfigError, match="known: table13"):
-        _filtered(cfg, dataset)
+    with pytest.raises(ValueError, match="known: table13"):
+        filtered_pool(dataset, OmegaConf.to_container(cfg.subset, resolve=True))
 
 
 def test_within_units_keeps_questions_answerable_from_the_first_chapters(data_dir: Path) -> None:
     cfg = _cfg(data_dir, "dataset=epbench20", "subset.within_units=3")
     dataset = instantiate(cfg.dataset.loader).load()
-    pool, labels = _filtered(cfg, dataset)
+    pool, labels = filtered_pool(dataset, OmegaConf.to_container(cfg.subset, resolve=True))
     first = {u.id for u in next(iter(dataset.corpora.values())).units[:3]}
     assert 0 < len(pool) < len(dataset.questions) and labels == ["gold units within the first 3"]
     assert all(set(q.gold_units) <= first for q in pool)

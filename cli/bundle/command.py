@@ -1,5 +1,5 @@
 """memeval bundle export RUN_DIR... --name NAME [--out results]
-memeval bundle verify results/NAME
+memeval bundle verify results/NAME [--run NAME]... [--fresh]   (resumes an interrupted verify)
 memeval bundle import results/NAME [--cache PATH]
 memeval bundle explorer results/NAME   (rebuild its explorer with today's page code; 0 calls)
 (`python -m evaluation.bundle ...` is the same command.)
@@ -43,6 +43,12 @@ def main(argv: list[str] | None = None, prog: str = "memeval bundle") -> int:
     ve.add_argument("bundle", type=Path)
     ve.add_argument("--data-dir", type=Path, help="benchmark data folder (default: as configured, else ./data)")
     ve.add_argument("--keep", type=Path, help="keep the scratch cache and replayed run folders here")
+    ve.add_argument("--run", action="append", metavar="NAME", dest="runs",
+                    help="verify only this run (its folder name, dataset/folder, method, or a glob such as "
+                         "'hipporag2*'; repeatable)")
+    ve.add_argument("--fresh", action="store_true",
+                    help="replay every run again, even those an earlier (interrupted) verify of this bundle "
+                         "verified OK")
     im = sub.add_parser("import", help="load the bundle's calls into a cache (never overwrites)")
     im.add_argument("bundle", type=Path)
     im.add_argument("--cache", type=Path, default=memeval_home() / "model_calls.sqlite")
@@ -54,7 +60,7 @@ def main(argv: list[str] | None = None, prog: str = "memeval bundle") -> int:
     if args.cmd == "verify":
         if args.keep:
             args.keep.mkdir(parents=True, exist_ok=True)
-        return verify(args.bundle, args.data_dir, args.keep)
+        return verify(args.bundle, args.data_dir, args.keep, args.runs, args.fresh)
     if args.cmd == "explorer":
         from .explorer import rebuild
 
@@ -78,8 +84,10 @@ def main(argv: list[str] | None = None, prog: str = "memeval bundle") -> int:
     return 0
 
 
-def verify(bundle: Path, data_dir: Path | None, keep: Path | None) -> int:
+def verify(bundle: Path, data_dir: Path | None, keep: Path | None, runs: list[str] | None = None,
+           fresh: bool = False) -> int:
     from .verify import verify_bundle
 
-    return verify_bundle(bundle, data_dir, keep)
+    return verify_bundle(bundle, data_dir, keep, runs=runs, fresh=fresh,
+                         state_dir=keep or memeval_home() / "verify")
 

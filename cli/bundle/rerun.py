@@ -103,16 +103,18 @@ def _replace_prefix(obj: Any, old: str, new: str) -> Any:
 
 
 def rerun(run: Path, work: Path, cache_path: Path | None = None, cache_backend: str | None = None,
-          data_dir: Path | None = None, values: ResponseCache | None = None) -> Rerun:
+          data_dir: Path | None = None, values: ResponseCache | None = None,
+          replay: Replay | None = None) -> Rerun:
     """Replay `run` in `work` (created) and compare its metrics.json with the run's, byte for byte
-    (a run saved in an older format is compared as the upgrade module reads it)."""
+    (a run saved in an older format is compared as the upgrade module reads it). `replay`, when
+    given, is the recorder to use (verify's progress lines read it while the replay runs)."""
     from harness.pipeline import run as run_pipeline
     from harness.resolvers import register_resolvers
 
     register_resolvers()
     work.mkdir(parents=True, exist_ok=True)
     result = Rerun(run)
-    replay = Replay(values=values)
+    replay = replay or Replay(values=values)
     cfg = replay_config(run, work, cache_path, cache_backend, data_dir)
     t0 = time.perf_counter()
     with (_quiet(work / "replay.log"), replaying(replay)):
@@ -190,14 +192,17 @@ def _first_line(exc: BaseException) -> str:
 
 @contextlib.contextmanager
 def _quiet(log: Path) -> Iterator[None]:
-    """The pipeline prints each table and shows progress bars; a replay keeps them in a log."""
-    old = os.environ.get("MEMEVAL_PROGRESS")
-    os.environ["MEMEVAL_PROGRESS"] = "0"
+    """The pipeline prints each table and shows progress bars; a replay keeps them in a log (and an
+    embedding model's loading bar, on stderr, off: verify's own progress lines are there)."""
+    quiet = {"MEMEVAL_PROGRESS": "0", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+    old = {k: os.environ.get(k) for k in quiet}
+    os.environ.update(quiet)
     try:
         with open(log, "a", encoding="utf-8") as fh, contextlib.redirect_stdout(fh):
             yield
     finally:
-        if old is None:
-            os.environ.pop("MEMEVAL_PROGRESS", None)
-        else:
-            os.environ["MEMEVAL_PROGRESS"] = old
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

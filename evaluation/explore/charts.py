@@ -12,7 +12,16 @@ from typing import Any
 import altair as alt
 
 WIDTH = 470
-Z95 = 1.96
+# The error bars are the report's: value ± 1 bootstrap std (the tables' "±", the report figures'
+# "(± bootstrap std)"), never a 95% interval, so the two never show one run two ways unnamed.
+ERROR_BARS = "± bootstrap std"
+# Vega's tableau10 (its default), then ten more: fixed per method, so a method keeps its color when
+# the page's method picker leaves others out (the page filters the domain and range together).
+PALETTE = ("#4c78a8", "#f58518", "#e45756", "#72b7b2", "#54a24b", "#eeca3b", "#b279a2", "#ff9da6", "#9d755d",
+           "#bab0ac", "#1f3f73", "#a34f00", "#8c1d1d", "#2f6f69", "#2d6127", "#9c7f00", "#6a3f63", "#c2485a",
+           "#5c4033", "#6f6a66")
+FAILED = "failed a health check"
+PASSED = "no failed check"
 
 
 def _pick() -> Any:
@@ -28,34 +37,45 @@ def subtitle(setup: dict[str, str], ns: list[int]) -> list[str]:
 
 
 def interval(cell: dict[str, Any], metric: str) -> tuple[float | None, float | None, str]:
-    """The cell's interval: a saved `<metric>_ci` pair, else ±1.96 bootstrap std (clipped to 0-1)."""
+    """The cell's error bar: value ± 1 bootstrap std (clipped to 0-1), as the report draws it."""
     v = cell.get(metric)
-    ci = cell.get(f"{metric}_ci")
-    if isinstance(ci, list | tuple) and len(ci) == 2 and all(isinstance(x, int | float) for x in ci):
-        return float(ci[0]), float(ci[1]), "saved 95% interval"
     std = cell.get(f"{metric}_std")
     if not isinstance(v, int | float) or not isinstance(std, int | float):
         return None, None, ""
-    return max(0.0, v - Z95 * std), min(1.0, v + Z95 * std), "±1.96 bootstrap std"
+    return max(0.0, v - std), min(1.0, v + std), ERROR_BARS
 
 
 def _color(order: list[str]) -> alt.Color:
-    return alt.Color("method:N", sort=order, title="method", legend=alt.Legend(orient="right"))
+    palette = [PALETTE[i % len(PALETTE)] for i in range(len(order))]
+    return alt.Color("method:N", sort=order, title="method", legend=alt.Legend(orient="right"),
+                     scale=alt.Scale(domain=order, range=palette))
+
+
+def _health() -> dict[str, Any]:
+    """A run that failed a health check is drawn faded with a dashed outline (the report hatches
+    and fades its bars); the dash carries the legend (Vega-Lite draws none for a nominal opacity)."""
+    domain = [PASSED, FAILED]
+    return {"fillOpacity": alt.FillOpacity("health:N", scale=alt.Scale(domain=domain, range=[1.0, 0.35]), legend=None),
+            "strokeDash": alt.StrokeDash("health:N", title="health", scale=alt.Scale(domain=domain, range=[[1, 0], [3, 2]]),
+                                         legend=alt.Legend(orient="right", symbolType="square", symbolStrokeColor="#444",
+                                                           symbolFillColor="#c8d3e3", symbolStrokeWidth=1.5))}
 
 
 def by_group(rows: list[dict[str, Any]], groups: list[str], methods: list[str], label: str, group_label: str,
              sub: list[str]) -> dict[str, Any]:
-    """Grouped bars: one group per bucket/category (and overall), one bar per method, 95% rules."""
+    """Grouped bars: one group per bucket/category (and overall), one bar per method, a rule of
+    ± 1 bootstrap std on each (the report's error bars)."""
     pick = _pick()
     base = alt.Chart(alt.Data(values=rows)).encode(
         x=alt.X("group:N", sort=groups, title=group_label, axis=alt.Axis(labelAngle=0, labelLimit=120, labelExpr="split(datum.label, ' ')")),
         xOffset=alt.XOffset("method:N", sort=methods))
     bars = base.mark_bar().encode(
-        y=alt.Y("value:Q", title=f"{label} (95% interval)", scale=alt.Scale(domain=[0, 1])),
-        color=_color(methods), opacity=alt.condition(pick, alt.value(1.0), alt.value(0.25)),
+        y=alt.Y("value:Q", title=f"{label} ({ERROR_BARS})", scale=alt.Scale(domain=[0, 1])),
+        color=_color(methods), **_health(), opacity=alt.condition(pick, alt.value(1.0), alt.value(0.25)),
+        stroke=_color(methods).legend(None), strokeWidth=alt.value(1),
         tooltip=[alt.Tooltip("method:N"), alt.Tooltip("group:N", title=group_label),
-                 alt.Tooltip("value:Q", title=label, format=".3f"), alt.Tooltip("lo:Q", format=".3f"),
-                 alt.Tooltip("hi:Q", format=".3f"), alt.Tooltip("n:Q"), alt.Tooltip("interval:N")],
+                 alt.Tooltip("value:Q", title=label, format=".3f"), alt.Tooltip("std:Q", title="bootstrap std", format=".3f"),
+                 alt.Tooltip("n:Q"), alt.Tooltip("health:N")],
     ).add_params(pick)
     rules = base.mark_rule(color="#333").encode(y="lo:Q", y2="hi:Q",
                                                 opacity=alt.condition(pick, alt.value(0.9), alt.value(0.15)))
@@ -75,13 +95,13 @@ def frontier(rows: list[dict[str, Any]], methods: list[str], label: str, sub: li
     axis = alt.Axis(values=ticks, format="~s") if log else alt.Axis(format="~s")
     x = alt.X("tokens:Q", title="mean context tokens per question" + (" (log)" if log else ""), scale=scale, axis=axis)
     base = alt.Chart(alt.Data(values=rows)).encode(x=x)
-    points = base.mark_point(size=110, filled=True).encode(
-        y=alt.Y("value:Q", title=y_title or f"overall {label}", scale=alt.Scale(domain=[0, 1])), color=_color(methods),
-        shape=alt.Shape("method:N", sort=methods, legend=None),
+    points = base.mark_point(size=110, filled=True, strokeWidth=1.5).encode(
+        y=alt.Y("value:Q", title=f"{y_title or f'overall {label}'} ({ERROR_BARS})", scale=alt.Scale(domain=[0, 1])),
+        color=_color(methods), **_health(), stroke=_color(methods).legend(None),
         opacity=alt.condition(pick, alt.value(1.0), alt.value(0.25)),
         tooltip=[alt.Tooltip("method:N"), alt.Tooltip("tokens:Q", format=",.0f"),
-                 alt.Tooltip("value:Q", title=label, format=".3f"), alt.Tooltip("lo:Q", format=".3f"),
-                 alt.Tooltip("hi:Q", format=".3f"), alt.Tooltip("n:Q")]).add_params(pick)
+                 alt.Tooltip("value:Q", title=label, format=".3f"), alt.Tooltip("std:Q", title="bootstrap std", format=".3f"),
+                 alt.Tooltip("n:Q"), alt.Tooltip("health:N")]).add_params(pick)
     rules = base.mark_rule(strokeWidth=1.5).encode(y="lo:Q", y2="hi:Q", color=_color(methods),
                                                    opacity=alt.condition(pick, alt.value(0.8), alt.value(0.15)))
     chart = (rules + points).properties(width=WIDTH, height=300, title=alt.TitleParams(
@@ -95,9 +115,10 @@ def per_correct(rows: list[dict[str, Any]], methods: list[str], field: str, titl
     pick = _pick()
     chart = alt.Chart(alt.Data(values=rows)).mark_bar().encode(
         x=alt.X("method:N", sort=methods, title=None, axis=alt.Axis(labelAngle=-20)),
-        y=alt.Y(f"{field}:Q", title=axis), color=_color(methods),
+        y=alt.Y(f"{field}:Q", title=axis), color=_color(methods), **_health(),
+        stroke=_color(methods).legend(None), strokeWidth=alt.value(1),
         opacity=alt.condition(pick, alt.value(1.0), alt.value(0.25)),
         tooltip=[alt.Tooltip("method:N"), alt.Tooltip(f"{field}:Q", format=",.4g"),
-                 alt.Tooltip("correct:Q", title="correct answers"), alt.Tooltip("n:Q")],
+                 alt.Tooltip("correct:Q", title="correct answers"), alt.Tooltip("n:Q"), alt.Tooltip("health:N")],
     ).add_params(pick).properties(width=WIDTH, height=240, title=alt.TitleParams(title, subtitle=sub, anchor="start"))
     return chart.to_dict()

@@ -64,6 +64,26 @@ def _cell(cell: dict[str, Any] | None, metric: str) -> dict[str, Any]:
             "interval": how, "n": cell.get("n")}
 
 
+def interval_note(runs: list[Run]) -> str:
+    """What the page's ± and error bars are, in the report's words (its tables' "± = bootstrap std
+    over questions", its figures' "(± bootstrap std)"), with the resampling unit the runs used."""
+    units = list(dict.fromkeys(str((r.metrics.get("statistics") or {}).get("resampling_unit", "question"))
+                               for r in runs))
+    over = " or ".join(f"{u}s" for u in units)
+    how = "bootstrap std" if units == ["question"] else "cluster bootstrap std (a unit's questions drawn together)"
+    stratified = any(r.weighted_overall is not None for r in runs)
+    weighted = ", the population-weighted overall's a stratified bootstrap std (draws within each stratum)" if stratified else ""
+    notes = dict.fromkeys(f" Note on the ±: {st['note']}." for r in runs if (st := r.metrics.get("statistics") or {}).get("note"))
+    return (f"± = {how} over {over}{weighted}, as in the report's tables and figures: every error bar spans "
+            f"value ± 1 std (clipped to 0-1), not a 95% interval (about ± 1.96 std, twice as wide)."
+            + (" No ± where a stratum is too small to estimate one." if stratified else "") + "".join(notes))
+
+
+def failed(health: dict[str, Any] | None) -> bool:
+    """The run failed a health check (health.json's status); no health.json is not a failure."""
+    return bool(health) and health.get("status") == "fail"
+
+
 def run_summary(run: Run, p: Presentation, groups: list[str], labels: list[str],
                 health: dict[str, Any] | None, has_index: bool) -> dict[str, Any]:
     counts = Counter(labels)
@@ -73,7 +93,7 @@ def run_summary(run: Run, p: Presentation, groups: list[str], labels: list[str],
     usd = run.cost("fresh") + run.cost("cached")
     return {
         "label": run.label, "method": run.method, "path": run.path.as_posix(), "provenance": run.provenance(),
-        "health": health, "headline": _cell(run.metrics.get(p.overall), p.metric),
+        "health": health, "failed": failed(health), "headline": _cell(run.metrics.get(p.overall), p.metric),
         "weighted": _cell(run.weighted_overall, p.metric) if run.weighted_overall is not None else None,
         "groups": {g: _cell(p.group_metrics(run.metrics).get(g), p.metric) for g in groups},
         "context_tokens": _num(run.mean_context_tokens), "n_questions": len(run.predictions),
@@ -86,6 +106,10 @@ def run_summary(run: Run, p: Presentation, groups: list[str], labels: list[str],
 
 def _table(t: Table) -> dict[str, Any]:
     return {"title": t.title, "provenance": t.provenance, "header": t.header, "rows": t.rows, "notes": t.notes}
+
+
+def _health_mark(summary: dict[str, Any]) -> str:
+    return charts.FAILED if summary["failed"] else charts.PASSED
 
 
 def chart_specs(summaries: list[dict[str, Any]], p: Presentation, groups: list[str], names: dict[str, str],
@@ -102,22 +126,23 @@ def chart_specs(summaries: list[dict[str, Any]], p: Presentation, groups: list[s
             c = cells.get(g) or {}
             if c.get("value") is not None:
                 rows.append({"method": s["label"], "group": overall.get(g) or names.get(g, g),
-                             "value": c["value"], "lo": c.get("lo"), "hi": c.get("hi"), "n": c.get("n"),
-                             "interval": c.get("interval")})
+                             "value": c["value"], "lo": c.get("lo"), "hi": c.get("hi"), "std": c.get("std"),
+                             "n": c.get("n"), "health": _health_mark(s)})
     order = [names.get(g, g) for g in groups] + list(overall.values())
     what = p.group_label if groups else "overall"
     out = {"by_group": charts.by_group(rows, order, methods, p.label, what,
                                        [*sub, *WEIGHTED_NOTE.format(what=what).split("\n")] if any(weighted) else sub)}
     point = "weighted" if all(weighted) else "headline"
     points = [{"method": s["label"], "tokens": s["context_tokens"], "value": s[point]["value"],
-               "lo": s[point]["lo"], "hi": s[point]["hi"], "n": s["n_questions"]}
+               "lo": s[point]["lo"], "hi": s[point]["hi"], "std": s[point]["std"], "n": s["n_questions"],
+               "health": _health_mark(s)}
               for s in summaries if s["context_tokens"] and s[point]["value"] is not None]
     if points:
         xs = [pt["tokens"] for pt in points]
         out["frontier"] = charts.frontier(points, methods, p.label, sub, log=max(xs) / min(xs) > 20,
                                           y_title=overall_axis(p.label, point == "weighted"))
     cost = [{"method": s["label"], "tokens": s["query_tokens_per_correct"], "usd": s["usd_per_correct"],
-             "correct": s["correct"], "n": s["n_questions"]} for s in summaries]
+             "correct": s["correct"], "n": s["n_questions"], "health": _health_mark(s)} for s in summaries]
     tok = [c for c in cost if c["tokens"] is not None]
     if tok:
         out["tokens_per_correct"] = charts.per_correct(
@@ -155,4 +180,5 @@ def overview(dataset: str, runs: list[Run], labels: dict[str, list[str]], health
         "charts": chart_specs(summaries, p, groups, names, setup), "notes": notes,
         "judge_matrix": read_judge_matrix(path, [r.label for r in runs]) if path is not None else None,
         "correct_means": "failure label `correct`: the protocol's full credit (headline score = 1)",
+        "interval_note": interval_note(runs),
     }

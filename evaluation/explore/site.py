@@ -42,7 +42,7 @@ TEXT_FILE_BYTES = 1_000_000
 GENERATED = ("index.html", "data.js", "q", "t", "vendor")
 PACKED = ("q", "t")  # folders whose chunks are stored gzip + base64
 LOAD = "MEMEVAL_EXPLORER_LOAD"
-SCRIPTS = ("core.js", "overview.js", "table.js", "question.js")  # the page's code, inlined in this order
+SCRIPTS = ("core.js", "methods.js", "overview.js", "table.js", "question.js")  # the page's code, inlined in order
 
 
 class ExploreError(ValueError):

@@ -15,11 +15,15 @@ from ..runs.health_file import Health
 from ..runs.scoring import read_metrics
 from ..runs.upgrade import read_config, saved_dataset
 from .answer import answer_checks
+from .complete import complete_check
 from .context import context_checks
 from .dates import day_key
+from .example_phrases import example_phrase_checks
 from .index import index_checks
 from .judge import judge_checks
 from .names import vocabulary
+from .stored import index_claims
+from .support import support_checks
 
 
 def protocol_class(run: Path) -> type[Protocol]:
@@ -82,7 +86,11 @@ def check_run(run: Path, thresholds: dict[str, Any], index: dict[str, Any] | Non
     checks = [*index_checks(index, thresholds["index"]),
               *context_checks(predictions, metrics, markers, proto.gold_strings_in_text, corpus_units(run),
                               thresholds["context"], unit_dates(data), corpus_vocabularies(data), labels),
+              *support_checks(predictions, index_claims(index), data, labels, markers, thresholds),
+              *example_phrase_checks(predictions, index, index_claims(index), data,
+                                     {s: thresholds[s].get("prompt_example_phrases", {}) for s in ("context", "index")}),
               *answer_checks(predictions, prompt_examples(run), thresholds["answer"]),
+              complete_check(run, predictions, judgments, thresholds["answer"]["complete"], data),
               *judge_checks(run, metrics, judgments, proto.judge_called, thresholds["judge"],
                            proto.current_grounding)]
     return Health(checks)

@@ -52,8 +52,9 @@ def _section(dataset: str, runs: list[Run], reference: Run | None, fig_dir: Path
         sec.tables += matrix_tables(matrix, runs)
         sec.figures.append(("judge-sensitivity matrix",
                             matrix_figure(matrix, fig_dir / f"{stem}_judge_matrix{f'_{k}' if k else ''}.png")))
-    drawn = [("by group", figures.by_group(runs, p, fig_dir / f"{stem}_by_group.png")),
-             ("context tokens vs score", figures.frontier(runs, p, fig_dir / f"{stem}_frontier.png")),
+    drawn = [("by group (error bars: ± bootstrap std, the tables' ±)", figures.by_group(runs, p, fig_dir / f"{stem}_by_group.png")),
+             ("context tokens vs score (error bars: ± bootstrap std, the tables' ±)",
+              figures.frontier(runs, p, fig_dir / f"{stem}_frontier.png")),
              ("cost per method", figures.cost(runs, p, fig_dir / f"{stem}_cost.png", prices))]
     sec.figures += [(caption, path) for caption, path in drawn if path is not None]
     if len(sec.figures) < len(drawn):

@@ -193,6 +193,7 @@ def _notes(spec: ReportTable, p: Presentation, runs: list[Run]) -> list[str]:
         notes.append("Chronological Awareness: Order counts an answer item only where the headline credit "
                      "credits its gold item (the order judge also places uncredited items; metrics.json's "
                      "Order, which counts them, is shown after it where it differs).")
+    notes += [x for r in runs if (x := r.partial_line)]  # evaluation/runs/completeness.py
     notes.append(HEALTH_NOTE)
     return notes
 

@@ -72,7 +72,7 @@ def _atomic_write(path: Path, data: str) -> Path:
 
 def read_jsonl_file(path: Path) -> list[dict[str, Any]]:
     """Rows of a JSONL file. A torn last line (a write cut short by a kill or power loss) is
-    reported, cut off the file and dropped, so the resumed run redoes that row; a bad line
+    reported, cut off the file and dropped, and the warning says what redoes it (`redone_by`); a bad line
     anywhere else is corruption and raises, naming the file and line. A packed copy
     (`NAME.xz`, a bundle's) is read as the file itself; it is never repaired."""
     source = artifact(path)
@@ -97,11 +97,27 @@ def read_jsonl_file(path: Path) -> list[dict[str, Any]]:
         with path.open("ab") as f:
             f.write(b"\n")
     except ValueError:
-        log.warning("%s: dropped a torn last line (%d bytes, cut off by an interrupted write); "
-                    "that row will be redone", path, len(tail))
+        log.warning("%s: dropped a torn last line (%d bytes, cut off by an interrupted write); %s",
+                    path, len(tail), redone_by(path.name))
         with path.open("r+b") as f:
             f.truncate(sum(len(x) + 1 for x in lines))
     return rows
+
+
+# the stage that writes each per-question file: rerunning it redoes a dropped line
+_STAGE_OF = {"predictions.jsonl": ("answer", "answer"), "judgments.jsonl": ("judge", "verdict")}
+
+
+def redone_by(name: str) -> str:
+    """What redoes a dropped line of the file `name` (the stage that owns it), as the warning says."""
+    if name in _STAGE_OF:
+        stage, what = _STAGE_OF[name]
+        return (f"that question has no {what} until the {stage} stage runs again: rerun the same "
+                "`memeval run` command (cached calls are free); until then `memeval rescore` refuses "
+                "the run as partial")
+    if name == "diagnostics.jsonl" or name.startswith("judge_disagreements"):
+        return "`memeval rescore RUN_DIR` writes the file again"
+    return "rerunning the stage that writes this file redoes that row"
 
 
 class RunFolder:

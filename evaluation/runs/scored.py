@@ -14,9 +14,11 @@ from hydra.errors import InstantiationException
 from ..presentation import Presentation
 from ..protocol import Protocol
 from .blocks import thin_strata
+from .completeness import FINISH_SHORT, Completeness, completeness
 from .folder import RunFolder, artifact
 from .health_file import Health, mark_of, read_health
 from .index_usage import IndexUsage, read_index_usage
+from .locate import folder_problem
 from .presentation import presentation_for
 from .scoring import load_protocol, read_metrics
 from .upgrade import read_meta
@@ -57,6 +59,20 @@ class Run:
     def question_ids(self) -> set[str]:
         return {p["question_id"] for p in self.predictions}
 
+    @cached_property
+    def completeness(self) -> Completeness:
+        """The questions the run should hold against those it holds (evaluation/runs/completeness.py)."""
+        return completeness(self.path, predictions=self.predictions, judgments=self.judgments)
+
+    @property
+    def partial_line(self) -> str | None:
+        """A partial run's line under every table it is in (None: the run is complete)."""
+        c = self.completeness
+        if not c.partial:
+            return None
+        return (f"{self.label or self.method} is {c.describe()}: its numbers are over those questions only and "
+                f"it is paired with no run; {FINISH_SHORT}")
+
     @property
     def mean_context_tokens(self) -> float | None:
         toks = [p["context_tokens"] for p in self.predictions if "context_tokens" in p]
@@ -66,7 +82,11 @@ class Run:
         """answering model, judge, policy, credit, data version, subset, cap: the setup of a number."""
         m = self.metrics
         policy = m.get("policy") or m.get("judge_prompt") or m.get("judge_prompts")
-        values = {**self.meta, "policy": policy, "credit": credit_label(m.get("credit", "–"), self.meta.get("protocol")),
+        subset = self.meta.get("subset")
+        if self.completeness.partial:  # a partial run's questions are not its subset's: every table says so
+            subset = f"{subset}; partial: {self.completeness.n_of_n()}"
+        values = {**self.meta, "subset": subset, "policy": policy,
+                  "credit": credit_label(m.get("credit", "–"), self.meta.get("protocol")),
                   "judge_model": _judge_label(_text(self.meta.get("judge_model")), self.meta.get("protocol"))}
         return {k: _text(values.get(k)) for k in PROVENANCE}
 
@@ -181,21 +201,25 @@ def _text(v: Any) -> str:
     return "–" if v is None else str(v)
 
 
-def load_run(path: Path) -> Run:
-    """A run folder with metrics.json (i.e. scored); a clear error otherwise."""
+def load_run(path: Path, command: str = "report") -> Run:
+    """A run folder with metrics.json (i.e. scored); a clear error otherwise (one line naming
+    the fix, the `memeval COMMAND` it came from in the example)."""
     path = Path(path)
+    problem = folder_problem(path, command)
+    if problem:
+        raise ReportError(problem)
     for name in ("meta.json", "metrics.json", "predictions.jsonl"):
         if not artifact(path / name).exists():
             raise ReportError(f"{path} is not a scored run folder (no {name}); run it to the score stage "
-                              f"or `python -m evaluation.rescore {path}`")
+                              f"or `memeval rescore {path}`")
     folder = RunFolder(path)
     usage = folder.read_json("usage.json") if (path / "usage.json").exists() else {}
     return Run(path, read_meta(path), read_metrics(folder), usage,
                folder.read_jsonl("predictions.jsonl"), folder.read_jsonl("judgments.jsonl"))
 
 
-def load_runs(paths: list[Path]) -> list[Run]:
-    runs = [load_run(p) for p in paths]
+def load_runs(paths: list[Path], command: str = "report") -> list[Run]:
+    runs = [load_run(p, command) for p in paths]
     seen: dict[str, int] = {}
     for r in runs:
         seen[f"{r.dataset}/{r.method}"] = seen.get(f"{r.dataset}/{r.method}", 0) + 1
@@ -206,7 +230,8 @@ def load_runs(paths: list[Path]) -> list[Run]:
 
 def incomparable(run: Run, reference: Run) -> list[str]:
     """Why `run` cannot be compared question by question with `reference` (empty: it can)."""
-    reasons = []
+    reasons = [f"{r.path.name} is {r.completeness.describe()}; {FINISH_SHORT}"
+               for r in (run, reference) if r.completeness.partial]
     if run.question_ids != reference.question_ids:
         only_a = sorted(run.question_ids - reference.question_ids)
         only_b = sorted(reference.question_ids - run.question_ids)

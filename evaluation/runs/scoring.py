@@ -20,6 +20,7 @@ from .blocks import score_blocks
 from .blocks import section as blocks_section
 from .cap_audit import describe as describe_audit
 from .cap_audit import summarize as summarize_audit
+from .completeness import completeness
 from .folder import RunFolder, json_text
 from .upgrade import (
     RUN_FORMAT,
@@ -69,16 +70,26 @@ def saved_metrics_text(run: RunFolder, data_dir: Path | None = None) -> str:
     return json_text(read_metrics(run, data_dir=data_dir))
 
 
-def score_run(run: RunFolder, protocol: Protocol | None = None, policy: str | None = None) -> dict[str, Any]:
-    """Recompute metrics.json and results.md from judgments.jsonl (+ predictions, meta)."""
+def score_run(run: RunFolder, protocol: Protocol | None = None, policy: str | None = None,
+              dataset: Any = None) -> dict[str, Any]:
+    """Recompute metrics.json and results.md from judgments.jsonl (+ predictions, meta). A
+    partial run (completeness.py) is scored as it is, marked: metrics.json `questions_expected`
+    and `questions_scored` (absent for a complete run, whose file is unchanged) and its table's
+    question line "partial: n of N questions" (`memeval rescore` refuses it unless asked)."""
     protocol = protocol or load_protocol(run)
     judgments = run.read_jsonl("judgments.jsonl")
     predictions = run.read_jsonl("predictions.jsonl")
     if not judgments:
         raise FileNotFoundError(f"{run / 'judgments.jsonl'} is missing or empty: run the judge stage first")
+    complete = completeness(run.root, dataset, predictions, judgments)
+    if complete.partial:  # scored: the questions with both an answer and a verdict, in every block
+        judgments = [j for j in judgments if j["question_id"] in complete.scored]
+        predictions = [p for p in predictions if p["question_id"] in complete.scored]
     kwargs = {"policy": policy} if policy else {}
     metrics = protocol.metrics(judgments, predictions, **kwargs)
     meta = read_meta(run.root)
+    if complete.partial:  # every table's question line says so
+        meta["subset"] = f"{meta.get('subset')}; {complete.describe()}"
     if predictions:
         meta["mean_context_tokens"] = round(mean(p["context_tokens"] for p in predictions), 1)
         audit = summarize_audit(predictions)
@@ -98,6 +109,7 @@ def score_run(run: RunFolder, protocol: Protocol | None = None, policy: str | No
     metrics["presentation"] = protocol.presentation().to_dict()  # what the readers show
     facts = recorded_facts(run.root, run.read_json("meta.json"), {p["question_id"] for p in predictions})
     metrics.update(score_blocks(protocol, judgments, predictions, facts, policy))
+    metrics.update(complete.marks())  # nothing for a complete run
     run.write_json(f"metrics{suffix}.json", metrics)
     agreement = metrics.get("agreement")
     if isinstance(agreement, dict) and "disagreements" in agreement:  # listed for inspection

@@ -25,6 +25,8 @@ class CogneeMethod(ExternalMethod):
     """Sessions cognified one at a time; cognee's hybrid context per question."""
 
     env_name = "cognee"
+    # the graph prompt's example entities (cognee_counters' docstring), for the phrase-copy health check
+    prompt_examples = ("Alice", "Acme", "Marie Curie", "World War I")
     section_header = r"(?m)^## (?P<name>[^\n]+)$"
     capped_sections = ("Relevant passages",)  # entities and facts come from the graph, not one session
 

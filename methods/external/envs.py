@@ -109,6 +109,30 @@ SPECS: dict[str, EnvSpec] = {
 }
 
 
+# What building each environment costs, said before a build starts (bundle verify, a first run):
+# du -sh of the environments under ~/.cache/memeval/envs (2026-12-07; Python 3.11), and the time
+# their markers' setup_seconds record on a 2-core machine with warm package caches (slower when
+# every wheel is downloaded).
+BUILD_COST: dict[str, tuple[str, str]] = {
+    "graphrag": ("1.3 GB", "several minutes"), "lightrag": ("370 MB", "a few minutes"),
+    "hipporag2": ("1.5 GB", "several minutes"), "mem0": ("200 MB", "about a minute"),
+    "graphiti": ("170 MB", "about a minute"), "cognee": ("1.6 GB", "several minutes"),
+    "ray": ("1.2 GB", "a few minutes"),
+}
+
+
+def build_notice(spec: str | EnvSpec, purpose: str = "") -> str | None:
+    """One line announcing that `spec`'s environment is about to be built (its size, its time, that it
+    is built once), or None when it is ready (or unknown): say it before a build, never after."""
+    spec = SPECS.get(spec) if isinstance(spec, str) else spec
+    if spec is None or find_env(spec) is not None:
+        return None
+    size, duration = BUILD_COST.get(spec.name, ("", ""))
+    cost = f" (about {size}, {duration})" if size else ""
+    return (f"building the {spec.name} package environment{cost}{' ' + purpose if purpose else ''}; "
+            f"it is reused afterwards ({spec_dir(spec)})")
+
+
 class EnvSetupError(RuntimeError):
     """An environment could not be created; the message carries pip's last output."""
 
@@ -296,7 +320,8 @@ def ensure_spec(spec: EnvSpec, log=print) -> Path:  # noqa: ANN001 - any print-l
         path.parent.mkdir(parents=True, exist_ok=True)
         setup_log = path.parent / f"{path.name}.setup.log"
         setup_log.write_text("")
-        log(f"[envs] creating {path} (log: {setup_log})")
+        size, duration = BUILD_COST.get(name, ("?", "minutes"))
+        log(f"[envs] creating {path} (about {size}, {duration}; log: {setup_log})")
         py = str(env_python(path))
         pip = [py, "-m", "pip", "install", "--no-input", "--progress-bar", "off"]
         if spec.hashed:

@@ -16,7 +16,7 @@ from datasets.types import Corpus
 from methods.base import IndexCounters, Services
 
 from .base import ExternalMethod
-from .counters import graphiti_counters
+from .counters import GRAPHITI_EXAMPLES, graphiti_counters
 from .episodes import date_rule, dated_payload, is_dialogue
 
 SOURCES = ("auto", "message", "text")
@@ -32,6 +32,8 @@ class GraphitiMethod(ExternalMethod):
     """Episodes in time order; `Graphiti.search` facts per question, within the session cap."""
 
     env_name = "graphiti"
+    # its package's extraction prompt examples (methods/external/counters.py), for the phrase-copy health check
+    prompt_examples = GRAPHITI_EXAMPLES
 
     def __init__(self, services: Services, name: str | None = None, num_results: int = 10,
                  episode_source: str = "auto", structured_output: str = "json_schema",

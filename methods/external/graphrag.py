@@ -8,7 +8,7 @@ from typing import Any
 from methods.base import IndexCounters, Services
 
 from .base import ExternalMethod
-from .counters import graphrag_counters
+from .counters import GRAPHRAG_EXAMPLES, graphrag_counters
 
 
 class GraphRAGMethod(ExternalMethod):
@@ -16,6 +16,8 @@ class GraphRAGMethod(ExternalMethod):
     reports, text units) per question. Text units are capped to `cap` chapters (workers/graphrag_worker.py)."""
 
     env_name = "graphrag"
+    # its package's extraction prompt examples (methods/external/counters.py), for the phrase-copy health check
+    prompt_examples = GRAPHRAG_EXAMPLES
     section_header = r"(?m)^-----(?P<name>[^\n]+?)-----$"
     capped_sections = ("Sources",)  # text units; Reports, Entities, Relationships, Claims are not
 

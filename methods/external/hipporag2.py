@@ -8,7 +8,7 @@ from typing import Any
 from methods.base import IndexCounters, Services
 
 from .base import ExternalMethod
-from .counters import hipporag2_counters
+from .counters import HIPPORAG_EXAMPLES, hipporag2_counters
 
 
 class HippoRAG2Method(ExternalMethod):
@@ -16,6 +16,8 @@ class HippoRAG2Method(ExternalMethod):
     min(qa_top_k, cap) (workers/hipporag2_worker.py)."""
 
     env_name = "hipporag2"
+    # its package's extraction prompt examples (methods/external/counters.py), for the phrase-copy health check
+    prompt_examples = HIPPORAG_EXAMPLES
 
     def __init__(self, services: Services, name: str | None = None, qa_top_k: int = 17,
                  linking_top_k: int = 5, retrieval_top_k: int = 200,

@@ -8,7 +8,7 @@ from typing import Any
 from methods.base import IndexCounters, Services
 
 from .base import ExternalMethod
-from .counters import lightrag_counters
+from .counters import LIGHTRAG_EXAMPLES, lightrag_counters
 
 
 class LightRAGMethod(ExternalMethod):
@@ -16,6 +16,8 @@ class LightRAGMethod(ExternalMethod):
     Document chunks are capped to `cap` chapters (workers/lightrag_worker.py)."""
 
     env_name = "lightrag"
+    # its package's extraction prompt examples (methods/external/counters.py), for the phrase-copy health check
+    prompt_examples = LIGHTRAG_EXAMPLES
     section_header = (r"(?m)^(?P<name>Knowledge Graph Data \((?:Entity|Relationship)\)|Document Chunks"
                       r"|Reference Document List)")
     capped_sections = ("Document Chunks", "Reference Document List")  # entities, relations are not

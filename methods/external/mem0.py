@@ -123,6 +123,8 @@ class Mem0Method(ExternalMethod):
     """mem0's Memory: add per unit in order with its date, search top-k per view, the cap on units."""
 
     env_name = "mem0"
+    # the extraction prompt's distinctive example names (EXAMPLE_NAMES), for the phrase-copy health check
+    prompt_examples = EXAMPLE_NAMES
 
     def __init__(self, services: Services, name: str | None = None, ingest: str = "session",
                  messages_per_add: int | None = None, top_k: int = 20, temperature: float | None = None,

@@ -23,10 +23,10 @@ from model_access.errors import JsonOutputError, ModelCallError
 
 from ..base import IndexCounters, IndexStore, MemoryMethod, Retrieval, Services, unit_title
 from .counters import gsw_counters
-from .guard import GUARD_VERSION
+from .guard import ALL_EXAMPLES, GUARD_VERSION
 from .kinds import KINDS_VERSION
 from .operator import SPACETIME_COMPACT_STOP, OperatorStages, StageSettings, outputs_of
-from .prompts import PROMPT_VERSION, WIRES, ner_messages
+from .prompts import EXAMPLE_NER, EXAMPLE_PASSAGE, PROMPT_VERSION, WIRES, ner_messages
 from .qa import Entry, NameMatcher, entries_from, format_context, rank, select
 from .reconciler import Reconciler, chunk_workspace
 from .render import to_dot
@@ -80,6 +80,8 @@ class GSW(MemoryMethod):
     # names, which the model writes back as headings: "**Roles and States:**")
     context_labels = ("Facts in story order", "Chapter", "Entity", "Roles and States", "Roles", "States",
                       "Actions")
+    # the worked example's passage and reply values and every older prompt version's (guard.py)
+    prompt_examples = (EXAMPLE_PASSAGE, *(x for x in EXAMPLE_NER if isinstance(x, str)), *ALL_EXAMPLES)
 
     def __init__(self, services: Services, name: str | None = None, *,
                  chunk_sentences: int = 3, chunk_overlap: int = 0, chunk_min_words: int | None = None,

@@ -33,7 +33,14 @@ from .graph import (
     top_facts,
 )
 from .guard import GUARD_VERSION
-from .prompts import RETRY_VERSION, prompt_tag
+from .prompts import (
+    EXAMPLE_FACTS,
+    EXAMPLE_FRAME,
+    EXAMPLE_PASSAGE,
+    EXAMPLE_VALUES,
+    RETRY_VERSION,
+    prompt_tag,
+)
 from .retrieval import BM25Frames, dense_ranking, graph_ranking, rrf
 from .rpe import FRAME_DATES, FRAME_SOURCES, expand, fit_tokens, render_context, shown_frames
 from .veto import DateParts, dates_in
@@ -56,6 +63,12 @@ class SEEMIndex:
 
 
 class SEEM(MemoryMethod):
+    # the worked example's passage (its dialogue: "Passage date:" is the real passages' header
+    # too), frame and facts (prompts.py), and the older versions' values
+    prompt_examples = (EXAMPLE_PASSAGE.split("Passage:", 1)[-1], EXAMPLE_FRAME["summary"],
+                       *(str(v) for e in EXAMPLE_FRAME["events"] for v in e.values() if isinstance(v, str)),
+                       *(str(v) for f in EXAMPLE_FACTS["facts"] for v in f.values()), *EXAMPLE_VALUES)
+
     def __init__(self, services: Services, name: str | None = None, *, mode: str = "batch",
                  segments: int = 4, window_turns: int | None = None, passage_turns: int | None = None,
                  max_passages: int | None = None, prompt_version: int = 3,

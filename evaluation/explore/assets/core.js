@@ -106,7 +106,7 @@ function nav(r) {
   const el = document.getElementById("nav");
   el.innerHTML = "";
   const d = +(r.params.get("d") || 0);
-  const p = new URLSearchParams({ d: d });
+  const p = keep(r.params, { d: d });  // the picked methods, health filter and A/B follow the user
   add(el, h("a", { href: "#/overview?" + p, class: r.view === "overview" ? "on" : null, text: "Overview" }));
   add(el, h("a", { href: "#/questions?" + p, class: r.view !== "overview" ? "on" : null, text: "Questions" }));
   if (D.datasets.length > 1) {

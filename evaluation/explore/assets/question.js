@@ -23,6 +23,14 @@ function renderQuestion(d, params) {
     .catch(function (e) { main.innerHTML = ""; add(main, h("p", { class: "err", text: String(e) })); });
 }
 
+function pairOf(d, q, params) {  // method A and B of this page: the URL's, else the first two shown that answered
+  const shown = eligible(d, params).filter(function (i) { return q.methods[i]; });
+  let a = methodIndex(d, params.get("a")), b = methodIndex(d, params.get("b"));
+  if (!shown.includes(a)) a = shown.find(function (i) { return i !== b; });
+  if (!shown.includes(b) || b === a) b = shown.find(function (i) { return i !== a; });
+  return { shown: shown, a: a === undefined ? -1 : a, b: b === undefined ? -1 : b };
+}
+
 function questionPage(d, q, params) {
   const back = new URLSearchParams(params);
   back.delete("id");
@@ -44,17 +52,52 @@ function questionPage(d, q, params) {
     h("div", { class: "kv", id: "gold-units" }, h("b", { text: "gold units: " }), q.gold_units.length ? q.gold_units.map(function (u) { return h("span", { class: "chip gold", text: u }); }) : "none (nothing to retrieve)"),
     Object.keys(q.extra).map(function (k) { return h("div", { class: "kv" }, h("b", { text: k + ": " }), JSON.stringify(q.extra[k])); }));
   add(main, head);
-  add(main, glance(d, q, gold));
-  const cards = h("div", { class: "cards" });
-  q.methods.forEach(function (m, i) { if (m) add(cards, methodCard(d, d.methods[i], m, q, gold, i)); });
-  add(main, cards);
+  add(main, methodPicker(d, params, "q"));
+  const pair = pairOf(d, q, params);
+  if (!pair.shown.length) { add(main, noneShown(d, params), questionLegend(d)); return; }
+  const answered = pair.shown.map(function (i) { return [methodName(d, i), d.methods[i].label + (d.methods[i].failed ? " (fail)" : "")]; });
+  function choose(key) {
+    return function (ev) { const p = new URLSearchParams(params); p.set(key, ev.target.value); go("q", p); };
+  }
+  add(main, h("div", { class: "filters pair-pick" },
+    select("a", "method A (left)", answered, pair.a >= 0 ? methodName(d, pair.a) : "", choose("a")),
+    select("b", "method B (right)", answered, pair.b >= 0 ? methodName(d, pair.b) : "", choose("b")),
+    h("span", { class: "muted", text: "side by side below the table; the other methods shown follow. A and B stay in the URL (the question table's outcome filter compares the same two)." })));
+  add(main, glance(d, q, gold, pair));
+  const pairBox = h("div", { class: "pair", id: "pair" });
+  [pair.a, pair.b].forEach(function (i, k) { if (i >= 0) add(pairBox, methodCard(d, d.methods[i], q.methods[i], q, gold, i, k ? "B" : "A")); });
+  add(main, pairBox);
+  const rest = pair.shown.filter(function (i) { return i !== pair.a && i !== pair.b; });
+  if (rest.length) {
+    add(main, h("h3", { text: "Other methods shown (" + rest.length + ")" }));
+    const cards = h("div", { class: "cards" });
+    rest.forEach(function (i) { add(cards, methodCard(d, d.methods[i], q.methods[i], q, gold, i)); });
+    add(main, cards);
+  }
+  add(main, questionLegend(d));
 }
 
-function glance(d, q, gold) {  // every method on one line each, before the cards
+function questionLegend(d) {
+  return legendBox(labelLegend(d).concat([
+    [h("span", { class: "badge fail mini", text: "fail" }), "beside a method: that run failed a health check"],
+    [h("span", { class: "chip gold", text: "7" }), "a gold unit (the chapter or session the answer is in); a plain chip is a unit sent that is not gold"],
+    [h("span", { class: "block gold-unit sample-block", text: "### Chapter 7" }), "a context block of a gold unit (yellow, with a gold edge)"],
+    [h("mark", { class: "gold-item", text: "gold" }), "a gold item's text where it occurs in the context"],
+    [[h("span", { class: "credit c1", text: "1" }), h("span", { class: "credit cp", text: "0.5" }), h("span", { class: "credit c0", text: "0" })], "a judge's credit for one gold item: full, partial, none"],
+    [[h("span", { class: "badge ok", text: "true" }), " ", h("span", { class: "badge fail", text: "false" })], "a judge's question-level verdict"],
+    [h("span", { class: "flag", text: "!" }), "flags on this answer (" + Object.keys(FLAGS).join(", ") + "), named beside it"],
+    [h("span", { class: "err", text: "dropped at the cap" }), "units the method retrieved but the context cap left out"],
+    [h("span", { class: "tag", text: "A" }), "method A and B, chosen above, side by side"],
+  ]));
+}
+
+function glance(d, q, gold, pair) {  // every method shown on one line each, before the cards
   return h("table", { class: "glance" }, h("tr", null, ["method", "label", d.label, "context tokens", "units sent", "gold recall", "answer"].map(function (x) { return h("th", { text: x }); })),
-    q.methods.map(function (m, i) {
-      if (!m) return null;
-      return h("tr", null, h("td", null, h("a", { href: "#card-" + i, text: d.methods[i].label })), h("td", null, badge(m.label)),
+    pair.shown.map(function (i) {
+      const m = q.methods[i];
+      const tag = i === pair.a ? "A" : i === pair.b ? "B" : null;
+      return h("tr", { class: tag ? "paired" : null }, h("td", null, tag ? h("span", { class: "tag", text: tag }) : null,
+          h("a", { href: "#card-" + i, text: d.methods[i].label }), failedMark(d.methods[i])), h("td", null, badge(m.label)),
         h("td", { class: "num", text: num(m.score) }), h("td", { class: "num", text: big(m.context.tokens) }),
         h("td", null, m.context.units.map(function (u) { return h("span", { class: "chip" + (gold.has(u) ? " gold" : ""), text: u }); })),
         h("td", { class: "num", text: num(m.diag.gold_recall, 2) }), h("td", { class: "ans", text: m.answer.length > 160 ? m.answer.slice(0, 160) + "…" : m.answer }));
@@ -82,9 +125,10 @@ function blockEl(b, re, collapse) {
   return h("div", attrs, headTxt ? h("div", { class: "bh", text: headTxt }) : null, h("span", { html: html }));
 }
 
-function methodCard(d, run, m, q, gold, i) {
-  const card = h("div", { class: "card", id: "card-" + i, "data-method": run.label });
-  add(card, h("h3", null, run.label, badge(m.label), h("span", { class: "muted", text: d.label + " " + num(m.score) })));
+function methodCard(d, run, m, q, gold, i, tag) {
+  const card = h("div", { class: "card", id: "card-" + i, "data-method": run.label, "data-side": tag || null });
+  add(card, h("h3", null, tag ? h("span", { class: "tag", text: tag }) : null, run.label, failedMark(run), badge(m.label),
+    h("span", { class: "muted", text: d.label + " " + num(m.score) })));
   if (m.flags.length) add(card, h("div", { class: "kv flags" }, h("span", { class: "flag", text: "! " }), m.flags.join(" · ") +
     (m.health.length ? " (" + m.health.join(", ") + ")" : "")));
   add(card, h("div", { class: "answer", text: m.answer || "(empty answer)" }));

@@ -1,10 +1,15 @@
-"""Deterministic, stratified question subsets (a quick run that still covers every bucket)."""
+"""Deterministic, stratified question subsets (a quick run that still covers every bucket).
+
+The runner draws a run's questions with these (harness/build.py), and the commands that read a
+run folder draw them again from its saved config to know which questions the run should hold
+(evaluation/runs/completeness.py): one function for both, at the layer both may import."""
 
 from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from datasets.types import Dataset, Question
 
@@ -97,3 +102,39 @@ def _more(pools: dict[str, list[Question]], stratum: str, k: int, key: str) -> l
         raise ValueError(f"subset.extra asks for {k} more questions in {key} {stratum!r}; "
                          f"0 to {len(pools[stratum])} are left after subset.n's draw")
     return [pools[stratum].pop() for _ in range(k)]
+
+
+def filtered_pool(dataset: Dataset, subset: Mapping[str, Any]) -> tuple[list[Question], list[str]]:
+    """The questions the named subset and the gold-unit bound keep (the data already cut to
+    `index_units`), and labels saying so; ValueError naming what keeps nothing."""
+    pool, labels = list(dataset.questions), []
+    name = subset.get("name")
+    if name:
+        pool = named_subset(pool, str(name))
+        if not pool:
+            raise ValueError(f"subset.name={name} keeps no question of {dataset.name} ({NAMED[str(name)][0]}).")
+        labels.append(f"subset {name}: {NAMED[str(name)][0]}")
+    n_units = subset.get("within_units")
+    n_index = subset.get("index_units")
+    if n_index is not None:  # an index of the first N units answers only questions within them
+        n_units = int(n_index) if n_units is None else min(int(n_units), int(n_index))
+        labels.append(f"each corpus indexed to its first {int(n_index)} units")
+    if n_units is not None:
+        pool = within_units(dataset, pool, int(n_units))
+        labels.append(f"gold units within the first {int(n_units)}")
+    return pool, labels
+
+
+def draw(dataset: Dataset, subset: Mapping[str, Any]) -> tuple[list[Question], list[Question], list[str]]:
+    """A run's questions from its `subset` settings (n, seed, ids, name, within_units, index_units,
+    extra), as the runner draws them and the score stage draws them again to know what a run should
+    hold; the data already cut to `index_units`: (questions, the pool they were drawn from, labels).
+    ValueError for settings that cannot be drawn."""
+    pool, labels = filtered_pool(dataset, subset)
+    extra = subset.get("extra")
+    if extra is not None and not isinstance(extra, Mapping):
+        raise ValueError(f"subset.extra must map strata to counts, e.g. 'subset.extra={{1:40}}', not {extra!r}")
+    questions = stratified_subset(pool, subset.get("n"), dataset.strata_key, int(subset.get("seed") or 0),
+                                  [str(i) for i in subset["ids"]] if subset.get("ids") else None,
+                                  {str(k): int(v) for k, v in extra.items()} if extra else None)
+    return questions, pool, labels
