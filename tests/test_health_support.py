@@ -62,6 +62,8 @@ def test_context_check_flags_the_invention_and_not_the_source() -> None:
     bad = context_support_check([source_ctx, invented], ds, (), (), TH)
     assert bad.value == round((0 + 1 / 3) / 2, 4) and bad.status == "warn" and set(bad.questions) == {"q2"}
     assert "died" in bad.questions["q2"]
+    # the sentence itself, «quoted», is what the explorer marks in the context
+    assert "«Marla died on 27 May, 2023 in a storm.»" in bad.questions["q2"]
 
 
 def test_index_check_reads_provenance_units() -> None:

@@ -116,7 +116,7 @@ def context_claims(context: str, labels: tuple[str, ...], markers: tuple[str, ..
 def context_support_check(predictions: list[dict[str, Any]], dataset: Any, labels: tuple[str, ...],
                           markers: tuple[str, ...], th: dict[str, Any]) -> Check:
     """Share of each context's sentences whose content the corpus never writes, averaged over the
-    questions; the questions with any are named, with their first unsupported sentence."""
+    questions; the questions with any are named, with each unsupported sentence «quoted»."""
     if dataset is None:
         return not_measured(NAME, "context", th, "the run's benchmark data is not on this machine")
     words = th.get("subject_words") or ()
@@ -143,13 +143,14 @@ def context_support_check(predictions: list[dict[str, Any]], dataset: Any, label
                 continue
             judged += 1
             if verdict:
-                bad.append(_example(sent, items))
+                bad.append((sent, items))
         if not judged:
             continue
         shares.append(len(bad) / judged)
-        if bad:
-            found[str(p.get("question_id"))] = f"{len(bad)} of {judged} sentences unsupported, e.g. {bad[0]}"
-            examples.update(set(bad))
+        if bad:  # every sentence, «quoted», so the explorer can mark each in the context
+            found[str(p.get("question_id"))] = f"{len(bad)} of {judged} sentences unsupported: " + "; ".join(
+                f"«{' '.join(t.split())[:200]}» ({', '.join(i[:5])})" for t, i in bad)
+            examples.update({_example(t, i) for t, i in bad})
     if not shares:
         return not_measured(NAME, "context", th, "no context sentence with content to compare")
     mean = round(sum(shares) / len(shares), 4)

@@ -28,6 +28,9 @@ class CogneeMethod(ExternalMethod):
     # the graph prompt's example entities (cognee_counters' docstring), for the phrase-copy health check
     prompt_examples = ("Alice", "Acme", "Marie Curie", "World War I")
     section_header = r"(?m)^## (?P<name>[^\n]+)$"
+    # the context's section headers and the package's edge wording ("Document chunk mentions jon: ...")
+    context_labels = ("Relevant passages", "Relevant entities", "Relevant facts", "Document chunk mentions",
+                      "Document")
     capped_sections = ("Relevant passages",)  # entities and facts come from the graph, not one session
 
     def __init__(self, services: Services, name: str | None = None, search_type: str = "HYBRID_COMPLETION",

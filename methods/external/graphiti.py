@@ -34,6 +34,9 @@ class GraphitiMethod(ExternalMethod):
     env_name = "graphiti"
     # its package's extraction prompt examples (methods/external/counters.py), for the phrase-copy health check
     prompt_examples = GRAPHITI_EXAMPLES
+    # the worker's context format (workers/graphiti_worker.py _line): its header and each fact's validity
+    context_labels = ("Facts from the memory graph (most relevant first), with when each held:",
+                      "(valid", " to present)", "unknown to")
 
     def __init__(self, services: Services, name: str | None = None, num_results: int = 10,
                  episode_source: str = "auto", structured_output: str = "json_schema",

@@ -26,8 +26,10 @@ class LightRAGMethod(ExternalMethod):
     # the keyword search finds no entity, relation or chunk (21 of 40 bundled EpBench contexts)
     no_context_markers = ("Sorry, I'm not able to provide an answer to that question.[no-context]",)
     # the package's context template: its section headers and their example heading path
+    # and the JSON keys its entity, relation and chunk lines are written with
     context_labels = ("Knowledge Graph Data", "Document Chunks", "Reference Document List",
-                      "Section 1 → Subsection 1.2")
+                      "Section 1 → Subsection 1.2", '"reference_id"', '"content"', '"entity1"', '"entity2"',
+                      '"entity"', '"type"', '"description"', '"created_at"', '"file_path"', "\\n")
 
     def __init__(self, services: Services, name: str | None = None, mode: str = "hybrid",
                  chunk_token_size: int = 1200, chunk_overlap_token_size: int = 100,

@@ -79,7 +79,7 @@ class GSW(MemoryMethod):
     # the summary prompt's frame (its user message's field names, and the parts of a fact it
     # names, which the model writes back as headings: "**Roles and States:**")
     context_labels = ("Facts in story order", "Chapter", "Entity", "Roles and States", "Roles", "States",
-                      "Actions")
+                      "Actions", "(shared with linked entities)", "answered in")  # + workspace.py's fact lines
     # the worked example's passage and reply values and every older prompt version's (guard.py)
     prompt_examples = (EXAMPLE_PASSAGE, *(x for x in EXAMPLE_NER if isinstance(x, str)), *ALL_EXAMPLES)
 

@@ -83,6 +83,7 @@ function questionLegend(d) {
     [h("span", { class: "chip gold", text: "7" }), "a gold unit (the chapter or session the answer is in); a plain chip is a unit sent that is not gold"],
     [h("span", { class: "block gold-unit sample-block", text: "### Chapter 7" }), "a context block of a gold unit (yellow, with a gold edge)"],
     [h("mark", { class: "gold-item", text: "gold" }), "a gold item's text where it occurs in the context"],
+    [h("mark", { class: "unsupported", text: "unsupported" }), "a context sentence holding content the source never writes (health: unsupported_claims)"],
     [[h("span", { class: "credit c1", text: "1" }), h("span", { class: "credit cp", text: "0.5" }), h("span", { class: "credit c0", text: "0" })], "a judge's credit for one gold item: full, partial, none"],
     [[h("span", { class: "badge ok", text: "true" }), " ", h("span", { class: "badge fail", text: "false" })], "a judge's question-level verdict"],
     [h("span", { class: "flag", text: "!" }), "flags on this answer (" + Object.keys(FLAGS).join(", ") + "), named beside it"],
@@ -110,12 +111,26 @@ function goldItemRegex(q) {
   return new RegExp("(" + items.map(function (g) { return esc(g).replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }).join("|") + ")", "gi");
 }
 
-function blockEl(b, re, collapse) {
+// The sentences health's unsupported_claims check found in this context (its note quotes each «...»),
+// as patterns over the escaped context: their words in order, with room for the labels the check cut.
+function unsupportedRegexes(health) {
+  const note = (health || []).find(function (x) { return x.indexOf("unsupported_claims:") === 0; });
+  if (!note) return [];
+  const out = [];
+  (note.match(/«[^»]+»/g) || []).forEach(function (q) {
+    const words = q.slice(1, -1).match(/[A-Za-z0-9]+/g) || [];
+    if (words.length) out.push(new RegExp(words.slice(0, 12).map(function (w) { return esc(w); }).join("[^<]{0,40}?"), "g"));
+  });
+  return out;
+}
+
+function blockEl(b, re, collapse, unsupported) {
   const t = text(b[0]);
   const nl = t.indexOf("\n");
   const headTxt = t.startsWith("### ") ? (nl < 0 ? t : t.slice(0, nl)) : "";
   const bodyTxt = headTxt ? (nl < 0 ? "" : t.slice(nl + 1)) : t;
   let html = esc(bodyTxt);
+  (unsupported || []).forEach(function (u) { html = html.replace(u, '<mark class="unsupported">$&</mark>'); });
   if (re) html = html.replace(re, '<mark class="gold-item">$1</mark>');
   const cls = "block" + (b[2] ? " gold-unit" : "");
   const attrs = { class: cls, "data-unit": b[1] === null ? null : b[1] };
@@ -151,7 +166,8 @@ function methodCard(d, run, m, q, gold, i, tag) {
   const re = goldItemRegex(q);
   const ctx = h("div", { class: "ctx" });
   const collapse = c.blocks.length > 6;
-  c.blocks.forEach(function (b) { add(ctx, blockEl(b, re, collapse)); });
+  const unsupported = unsupportedRegexes(m.health);
+  c.blocks.forEach(function (b) { add(ctx, blockEl(b, re, collapse, unsupported)); });
   if (!c.blocks.length) add(ctx, h("span", { class: "muted", text: "(empty context)" }));
   if (c.blocks.length && !c.blocks.some(function (b) { return b[1] !== null; })) {
     add(card, h("div", { class: "note", text: "This context names no unit in its block headers: gold units are marked in the unit list above only." }));
