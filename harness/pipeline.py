@@ -116,7 +116,8 @@ def _meta(cfg: DictConfig, c: Components) -> dict[str, Any]:
         "judge_model": c.judge.display_name,
         "embedder": c.embedder.display_name, "context_cap": c.cap.describe(),
         "subset": c.subset_label, "n_questions": len(c.questions),
-        "question_ids": [q.id for q in c.questions],  # what a complete run holds (evaluation/runs/completeness.py) "protocol": c.protocol.describe(),
+        "protocol": c.protocol.describe(),
+        "question_ids": [q.id for q in c.questions],  # what a complete run holds (evaluation/runs/completeness.py)
         "answer_with": str(c.method_cfg.get("answer_with") or "shared"),
         **imported_meta(c.method_cfg),  # answers imported from a file: their provenance (else nothing)
         "experiment": experiment_meta(cfg, c),
