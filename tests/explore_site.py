@@ -6,6 +6,8 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -49,3 +51,28 @@ def gold_block_question(run: Path) -> tuple[str, str]:
             if f"### Chapter {u}\n" in p["context_text"] or f"### Session {u} (" in p["context_text"]:
                 return p["question_id"], str(u)
     raise AssertionError(f"no question of {run} has a gold unit block")
+
+
+def chromium_path() -> str:
+    """The system Chromium the browser tests drive (MEMEVAL_CHROMIUM, else `chromium` on PATH)."""
+    import os
+    import shutil
+
+    return os.environ.get("MEMEVAL_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+
+
+@contextmanager
+def chromium_page(width: int = 1400) -> Iterator[Any]:
+    """A headless Chromium page at `width` px that keeps the page's errors (console and uncaught) in
+    `page.errors`; the caller's module has already skipped where Chromium or playwright is missing."""
+    from playwright import sync_api
+
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), headless=True, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": width, "height": 1000})
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.errors = errors
+        yield page
+        browser.close()

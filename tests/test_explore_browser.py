@@ -7,15 +7,20 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
-from explore_site import EPBENCH_RUNS, gold_block_question, saved_labels
+from explore_site import (
+    EPBENCH_RUNS,
+    chromium_page,
+    chromium_path,
+    gold_block_question,
+    saved_labels,
+)
 
 from evaluation.explore import build_site
 
-CHROMIUM = os.environ.get("MEMEVAL_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM = chromium_path()
 if not Path(CHROMIUM).exists():
     pytest.skip(f"no Chromium at {CHROMIUM} (.ci/run installs Debian's `chromium`)", allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (dev extra) is not installed")
@@ -30,15 +35,8 @@ def site(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def page(site: Path):
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
-        pg = browser.new_page(viewport={"width": 1400, "height": 1000})
-        errors: list[str] = []
-        pg.on("pageerror", lambda e: errors.append(str(e)))
-        pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        pg.errors = errors
+    with chromium_page() as pg:
         yield pg
-        browser.close()
 
 
 def _methods() -> list[str]:

@@ -8,19 +8,17 @@ missing."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
-from explore_site import saved_labels
+from explore_site import chromium_page, chromium_path, saved_labels
 
 from evaluation.explore import build_site
 from evaluation.runs.health_file import read_health
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = sorted(p for p in (ROOT / "results" / "epbench20-local" / "runs" / "epbench20").iterdir() if p.is_dir())
-CHROMIUM = os.environ.get("MEMEVAL_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM = chromium_path()
 if not Path(CHROMIUM).exists():
     pytest.skip(f"no Chromium at {CHROMIUM} (`apt-get install -y chromium`)", allow_module_level=True)
 if len(RUNS) != 10:
@@ -72,16 +70,9 @@ def site(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def page(site: Path):
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
-        pg = browser.new_page(viewport={"width": WIDTH, "height": 1000})
-        errors: list[str] = []
-        pg.on("pageerror", lambda e: errors.append(str(e)))
-        pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        pg.errors = errors
+    with chromium_page(WIDTH) as pg:
         pg.open = lambda hash_: (pg.goto((site / "index.html").as_uri() + "#/" + hash_), pg.reload())
         yield pg
-        browser.close()
 
 
 def _fits(page) -> None:
