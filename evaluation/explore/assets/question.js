@@ -145,7 +145,10 @@ function methodCard(d, run, m, q, gold, i, tag) {
   add(card, h("h3", null, tag ? h("span", { class: "tag", text: tag }) : null, run.label, failedMark(run), badge(m.label),
     h("span", { class: "muted", text: d.label + " " + num(m.score) })));
   if (m.flags.length) add(card, h("div", { class: "kv flags" }, h("span", { class: "flag", text: "! " }), m.flags.join(" · ") +
-    (m.health.length ? " (" + m.health.join(", ") + ")" : "")));
+    (m.health.length ? " (" + m.health.map(function (x) { return x.split(":")[0]; }).join(", ") + ")" : "")));
+  // what each check found here, folded: a content check quotes every sentence it flags
+  if (m.health.length) add(card, h("details", { class: "health-found" }, h("summary", { class: "muted", text: "what the health checks found in this answer's context" }),
+    h("ul", null, m.health.map(function (x) { return h("li", { text: x }); }))));
   add(card, h("div", { class: "answer", text: m.answer || "(empty answer)" }));
   if (m.answered_by && m.answered_by !== "shared") add(card, h("div", { class: "muted", text: "answered by " + m.answered_by }));
   add(card, judgeEl(m.judge));
