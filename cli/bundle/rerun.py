@@ -14,6 +14,7 @@ import contextlib
 import json
 import lzma
 import os
+import shutil
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -92,6 +93,15 @@ def replay_config(run: Path, work: Path, cache_path: Path | None, cache_backend:
     return OmegaConf.create(cfg)
 
 
+def _keep_answers_copy(run: Path, out: Path) -> None:
+    """An imported run's answers file (as the run folder keeps it, packed or not) goes with its
+    replay: a replay kept by `verify --keep` is then a whole run folder, and an export from it
+    still replays where the first bundle no longer exists."""
+    for name in (RUN_COPY, RUN_COPY + PACKED):
+        if (run / name).is_file() and not (out / name).exists():
+            shutil.copy2(run / name, out / name)
+
+
 def _replace_prefix(obj: Any, old: str, new: str) -> Any:
     if isinstance(obj, dict):
         return {k: _replace_prefix(v, old, new) for k, v in obj.items()}
@@ -130,6 +140,7 @@ def rerun(run: Path, work: Path, cache_path: Path | None = None, cache_backend: 
     result.seconds = time.perf_counter() - t0
     result.keys, result.refused = set(replay.keys), list(replay.refused)
     if result.out_dir is not None:
+        _keep_answers_copy(run, result.out_dir)
         _compare(run, result, data_dir)
     elif not result.error:
         result.error = "the replay wrote no run folder"
