@@ -90,6 +90,16 @@ def test_import_judge_score_and_rescore_end_to_end(scripted, tmp_path: Path, dat
     r3 = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert r3.returncode == 0 and "new model calls this invocation: 0" in r3.stdout
     assert len(scripted.requests) == before and sorted((tmp_path / "runs" / "locomo").glob("elsewhere-*")) == [run]
+    # a replay keeps the answers file, so a replayed folder (verify --keep, then export) replays on its own
+    from cli.bundle.rerun import rerun
+    from model_access.cache import ResponseCache
+
+    first = rerun(run, tmp_path / "replay1", None, None, data_dir, ResponseCache(None))
+    assert first.ok, first.problems(5)
+    assert (first.out_dir / "imported_answers.jsonl").read_bytes() == (run / "imported_answers.jsonl").read_bytes()
+    (run / "imported_answers.jsonl").unlink()  # the first folder is gone (a bundle replaced by its export)
+    second = rerun(first.out_dir, tmp_path / "replay2", None, None, data_dir, ResponseCache(None))
+    assert second.ok, second.problems(5)
 
 
 def test_a_changed_file_is_refused_by_the_method(tmp_path: Path) -> None:
