@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from . import (
     cache,
+    catalog,
     compare,
     estimate,
     explore,
@@ -74,6 +75,10 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("usage", "rebuild a run folder's usage.json from its usage.jsonl (after a kill)", usage.main, REPLACES),
     Command("estimate", "what a run would cost, before any paid call (Hydra overrides)", estimate.main,
             "an estimate sends no paid call and writes nothing before it ends; rerun the same command"),
+    Command("ls", "what a run can be composed of: methods (with what each is), datasets, judges, llms, ...",
+            catalog.ls_main),
+    Command("info", "one method, dataset or judge: its config and, for a method, the parameters its class takes",
+            catalog.info_main),
     Command("explore", "the results explorer: a static site of every question and method (index.html)", explore.main,
             REBUILDS),
 )}
