@@ -25,22 +25,18 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from bm25s.stopwords import STOPWORDS_EN_PLUS
-from nltk.stem.snowball import SnowballStemmer
-
 from ..runs.health_file import Check
 from .grading import check, not_measured, pct, share
+from .support_text import STOPWORDS, stem
 
 NAME = "prompt_example_phrases"
 _WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset(STOPWORDS_EN_PLUS)
-_STEM = SnowballStemmer("english").stem
 MAX_N = 8  # a longer copy holds a copied n-gram of at most 8 words, which is counted
 
 
 def tokens(text: str) -> list[str]:
     """The text's lower-cased words, each stopword as "_"."""
-    return ["_" if w in _STOP else w for w in _WORD.findall(text.lower())]
+    return ["_" if w in STOPWORDS else w for w in _WORD.findall(text.lower())]
 
 
 def words(text: str) -> str:
@@ -65,14 +61,14 @@ def example_ngrams(examples: Iterable[str]) -> dict[str, str]:
 def foreign(grams: dict[str, str], corpus_text: str) -> list[str]:
     """The n-grams the corpus never writes (corpus_text as `words` gives it), those with one
     content word kept only when the corpus never writes that word's stem ("host" of "hosted")."""
-    vocab = {_STEM(w) for w in set(corpus_text.split())}
+    vocab = {stem(w) for w in set(corpus_text.split())}
     out = []
     for g in grams:
         if f" {g} " in corpus_text:
             continue
         parts = g.split()
         content = [w for w in parts if w != "_"]
-        if len(content) >= 2 or (parts[0] == "_" and len(parts) == 2 and _STEM(content[0]) not in vocab):
+        if len(content) >= 2 or (parts[0] == "_" and len(parts) == 2 and stem(content[0]) not in vocab):
             out.append(g)
     return out
 
