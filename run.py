@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from cli.run import main
+from memeval.cli.run import main
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:], config_dir=Path(__file__).resolve().parent / "conf"))

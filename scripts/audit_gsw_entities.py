@@ -22,13 +22,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from methods.gsw.counters import kind_validation  # noqa: E402
-from methods.gsw.frame import speaker_lines  # noqa: E402
-from methods.gsw.kinds import check_kinds, is_time  # noqa: E402
-from methods.gsw.operator import outputs_of  # noqa: E402
-from methods.gsw.reconciler import Reconciler, chunk_workspace  # noqa: E402
-from methods.gsw.workspace import ChunkRecord, Workspace  # noqa: E402
-from methods.output_guard import name_problem  # noqa: E402
+from memeval.methods.gsw.counters import kind_validation  # noqa: E402
+from memeval.methods.gsw.frame import speaker_lines  # noqa: E402
+from memeval.methods.gsw.kinds import check_kinds, is_time  # noqa: E402
+from memeval.methods.gsw.operator import outputs_of  # noqa: E402
+from memeval.methods.gsw.reconciler import Reconciler, chunk_workspace  # noqa: E402
+from memeval.methods.gsw.workspace import ChunkRecord, Workspace  # noqa: E402
+from memeval.methods.output_guard import name_problem  # noqa: E402
 
 
 def _chapters(index: Path) -> list[Path]:

@@ -27,7 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from methods.gsw.guard import (  # noqa: E402
+from memeval.methods.gsw.guard import (  # noqa: E402
     NEW_EXAMPLES,
     OLD_EXAMPLES,
     PREVIOUS_EXAMPLES,
@@ -37,8 +37,8 @@ from methods.gsw.guard import (  # noqa: E402
     guard_operator,
     reply_values,
 )
-from methods.gsw.schemas import OperatorOutput, SpaceTimeOutput  # noqa: E402
-from methods.gsw.workspace import is_unanswered  # noqa: E402
+from memeval.methods.gsw.schemas import OperatorOutput, SpaceTimeOutput  # noqa: E402
+from memeval.methods.gsw.workspace import is_unanswered  # noqa: E402
 
 
 def corpus_dirs(path: Path) -> list[Path]:

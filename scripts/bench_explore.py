@@ -26,8 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evaluation.explore import build_site  # noqa: E402
-from evaluation.runs.folder import read_jsonl_file  # noqa: E402
+from memeval.evaluation.explore import build_site  # noqa: E402
+from memeval.evaluation.runs.folder import read_jsonl_file  # noqa: E402
 
 TEMPLATES = ROOT / "results" / "locomo-local" / "runs" / "locomo"
 PAGE = 100  # rows the table draws at a time (assets/core.js)

@@ -21,10 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evaluation.epbench import grounding  # noqa: E402
-from evaluation.epbench.matcher import checks  # noqa: E402
-from evaluation.epbench.universe import load_universe  # noqa: E402
-from evaluation.runs.folder import read_jsonl_file  # noqa: E402
+from memeval.evaluation.epbench import grounding  # noqa: E402
+from memeval.evaluation.epbench.matcher import checks  # noqa: E402
+from memeval.evaluation.epbench.universe import load_universe  # noqa: E402
+from memeval.evaluation.runs.folder import read_jsonl_file  # noqa: E402
 
 Pair = tuple[str, str]
 

@@ -26,11 +26,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from methods.gsw import wire  # noqa: E402
-from methods.gsw.schemas import OperatorOutput, SpaceTimeOutput  # noqa: E402
-from model_access.chat import _strip_fences  # noqa: E402
-from model_access.repeat_stop import cut_whole  # noqa: E402
-from model_access.tokenizer import count_tokens  # noqa: E402
+from memeval.methods.gsw import wire  # noqa: E402
+from memeval.methods.gsw.schemas import OperatorOutput, SpaceTimeOutput  # noqa: E402
+from memeval.model_access.chat import _strip_fences  # noqa: E402
+from memeval.model_access.repeat_stop import cut_whole  # noqa: E402
+from memeval.model_access.tokenizer import count_tokens  # noqa: E402
 
 KINDS = {"operator": (OperatorOutput, wire.encode_operator, wire.decode_operator),
          "spacetime": (SpaceTimeOutput, wire.encode_spacetime, wire.decode_spacetime)}

@@ -65,12 +65,12 @@ def _children_cpu() -> float:
 def one_size(n: int, seed: int = 0) -> dict:
     from scripted_server import ScriptedServer
 
-    from datasets.types import ContextCap, Corpus, Question, Unit
-    from methods.base import Services
-    from methods.gsw.method import GSW
-    from model_access.cache import ResponseCache
-    from model_access.chat import ChatModel
-    from model_access.embed import OpenAICompatibleEmbedder
+    from memeval.datasets.types import ContextCap, Corpus, Question, Unit
+    from memeval.methods.base import Services
+    from memeval.methods.gsw.method import GSW
+    from memeval.model_access.cache import ResponseCache
+    from memeval.model_access.chat import ChatModel
+    from memeval.model_access.embed import OpenAICompatibleEmbedder
 
     rng = random.Random(seed)
     corpus = Corpus(f"synthetic{n}", tuple(Unit(str(i + 1), synthetic_chapter(rng), i, title=f"Chapter {i + 1}")

@@ -41,18 +41,22 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from datasets.epbench import EpBenchLoader  # noqa: E402
-from methods.gsw.operator import StageSettings, make_chunks  # noqa: E402
-from methods.gsw.prompts import (  # noqa: E402
+from memeval.datasets.epbench import EpBenchLoader  # noqa: E402
+from memeval.methods.gsw.operator import StageSettings, make_chunks  # noqa: E402
+from memeval.methods.gsw.prompts import (  # noqa: E402
     coref_messages,
     operator_messages,
     situate_messages,
     spacetime_messages,
 )
-from methods.gsw.schemas import OperatorOutput, SpaceTimeOutput  # noqa: E402
-from methods.gsw.wire import OPERATOR_FORMAT, SPACETIME_FORMAT  # noqa: E402
-from model_access.local_models import MODELS  # noqa: E402
-from model_access.local_server import LlamaServerSpec, LocalServerPool, running_llama_servers  # noqa: E402
+from memeval.methods.gsw.schemas import OperatorOutput, SpaceTimeOutput  # noqa: E402
+from memeval.methods.gsw.wire import OPERATOR_FORMAT, SPACETIME_FORMAT  # noqa: E402
+from memeval.model_access.local_models import MODELS  # noqa: E402
+from memeval.model_access.local_server import (  # noqa: E402
+    LlamaServerSpec,
+    LocalServerPool,
+    running_llama_servers,
+)
 
 
 def _schema(model: Any, variant: str) -> dict[str, Any]:
@@ -165,7 +169,7 @@ def full_index(model: str, cache: str | None, overrides: list[str]) -> float:
 def print_cache_facts(path: str) -> None:
     """Chat replies in the fresh cache by finish reason (`repeat_stop` = ended at a repeat by
     model_access.repeat_stop), with their generated tokens."""
-    from model_access.cache_store import open_any
+    from memeval.model_access.cache_store import open_any
 
     by: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for _, value in open_any(path).items():

@@ -21,10 +21,10 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from model_access.cache import ResponseCache  # noqa: E402
-from model_access.chat import ChatModel  # noqa: E402
-from model_access.local_models import MODELS  # noqa: E402
-from model_access.local_server import (  # noqa: E402
+from memeval.model_access.cache import ResponseCache  # noqa: E402
+from memeval.model_access.chat import ChatModel  # noqa: E402
+from memeval.model_access.local_models import MODELS  # noqa: E402
+from memeval.model_access.local_server import (  # noqa: E402
     LlamaServerSpec,
     LocalServerPool,
     running_llama_servers,

@@ -50,8 +50,8 @@ def _rename(word: str, copy: int) -> str:
 
 def synthetic_corpus(n: int, data_dir: Path) -> object:
     """n chapters shaped like the 200-chapter book's (see the module docstring)."""
-    from datasets.epbench import EpBenchLoader
-    from datasets.types import Corpus, Unit
+    from memeval.datasets.epbench import EpBenchLoader
+    from memeval.datasets.types import Corpus, Unit
 
     book = EpBenchLoader(200, str(data_dir)).load()
     source = next(iter(book.corpora.values())).units
@@ -71,11 +71,11 @@ def one(method: str, n: int, data_dir: Path) -> dict:
     from omegaconf import OmegaConf
     from scripted_server import ScriptedServer
 
-    from datasets.types import ContextCap, Question
-    from methods.base import Services
-    from model_access.cache import ResponseCache
-    from model_access.chat import ChatModel
-    from model_access.embed import OpenAICompatibleEmbedder
+    from memeval.datasets.types import ContextCap, Question
+    from memeval.methods.base import Services
+    from memeval.model_access.cache import ResponseCache
+    from memeval.model_access.chat import ChatModel
+    from memeval.model_access.embed import OpenAICompatibleEmbedder
 
     corpus, questions = synthetic_corpus(n, data_dir)
     cfg = OmegaConf.load(ROOT / "conf" / "method" / f"{method}.yaml")

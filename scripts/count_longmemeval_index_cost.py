@@ -23,11 +23,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from datasets.longmemeval import LongMemEvalLoader  # noqa: E402
-from methods.base import Services  # noqa: E402
-from methods.embedding_rag import EmbeddingRAG  # noqa: E402
-from model_access.cache import ResponseCache  # noqa: E402
-from model_access.embed import Embedder  # noqa: E402
+from memeval.datasets.longmemeval import LongMemEvalLoader  # noqa: E402
+from memeval.methods.base import Services  # noqa: E402
+from memeval.methods.embedding_rag import EmbeddingRAG  # noqa: E402
+from memeval.model_access.cache import ResponseCache  # noqa: E402
+from memeval.model_access.embed import Embedder  # noqa: E402
 
 
 class CountingEmbedder(Embedder):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.estimate import compose, estimate  # noqa: E402
+from memeval.harness.estimate import compose, estimate  # noqa: E402
 
 
 def main(argv: list[str]) -> int:

@@ -14,9 +14,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evaluation.health.answer import copied_example  # noqa: E402
-from evaluation.health.run import prompt_examples  # noqa: E402
-from evaluation.runs.folder import read_jsonl_file  # noqa: E402
+from memeval.evaluation.health.answer import copied_example  # noqa: E402
+from memeval.evaluation.health.run import prompt_examples  # noqa: E402
+from memeval.evaluation.runs.folder import read_jsonl_file  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

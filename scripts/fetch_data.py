@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from datasets.integrity import BOOK20, BOOK200, EPBENCH_FIGSHARE, MANIFEST, verify  # noqa: E402
-from model_access.errors import ConfigError  # noqa: E402
+from memeval.datasets.integrity import BOOK20, BOOK200, EPBENCH_FIGSHARE, MANIFEST, verify  # noqa: E402
+from memeval.model_access.errors import ConfigError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXTRA = [f"{BOOK200}/df_book_groundtruth.parquet", f"{BOOK200}/PROVENANCE.md"]  # no reference hash

@@ -22,13 +22,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evaluation.health.run import check_run  # noqa: E402
-from evaluation.health.stored import index_claims  # noqa: E402
-from evaluation.health.support import support_checks  # noqa: E402
-from evaluation.runs.folder import RunFolder  # noqa: E402
-from evaluation.runs.health_file import load_thresholds  # noqa: E402
-from evaluation.runs.upgrade import saved_dataset  # noqa: E402
-from harness.health import index_view, method_class  # noqa: E402
+from memeval.evaluation.health.run import check_run  # noqa: E402
+from memeval.evaluation.health.stored import index_claims  # noqa: E402
+from memeval.evaluation.health.support import support_checks  # noqa: E402
+from memeval.evaluation.runs.folder import RunFolder  # noqa: E402
+from memeval.evaluation.runs.health_file import load_thresholds  # noqa: E402
+from memeval.evaluation.runs.upgrade import saved_dataset  # noqa: E402
+from memeval.harness.health import index_view, method_class  # noqa: E402
 
 BUNDLES = ("locomo-local", "epbench20-local", "longmemeval-local")
 SHOWN = {("index", "unsupported_claims"), ("index", "speaker_swaps"), ("context", "unsupported_claims")}

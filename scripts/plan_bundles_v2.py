@@ -1,11 +1,11 @@
 """The model-time plan of the v2 result bundles (issue 30), priced by the estimate stage.
 
 Each row of PLAN is one run of the rebuild: a bundle, a method and its overrides. The script runs
-`harness.estimate` on every row (a dry run of the real prompts: no call is sent, calls already in
+`memeval.harness.estimate` on every row (a dry run of the real prompts: no call is sent, calls already in
 the cache cost nothing), converts tokens to serial local minutes with the measured throughput in
 conf/prices (prices.local_throughput), and prints one table per bundle and the total, so the plan
 is re-priced whenever the cache holds more (import the shipped bundles' calls first:
-`python -m evaluation.bundle import results/NAME`).
+`python -m memeval.evaluation.bundle import results/NAME`).
 
     python scripts/plan_bundles_v2.py [--only BUNDLE] [--json FILE]
     python scripts/plan_bundles_v2.py --only epbench20-local --commands   # the runs, one command a line
@@ -24,7 +24,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.estimate import MIN_MEASURED, compose, estimate  # noqa: E402
+from memeval.harness.estimate import MIN_MEASURED, compose, estimate  # noqa: E402
 
 ROLES = ["llm=local", "judge=local"]  # answering and judging: the 1.5B (docs/BUNDLES_V2.md, measured)
 INDEX_1_5B = ["llm_index=local"]  # the vendors need it (issue 28); the graph packages are least unhealthy with it

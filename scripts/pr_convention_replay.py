@@ -14,9 +14,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evaluation.epbench.scoring import PR_CONVENTIONS  # noqa: E402
-from evaluation.runs.folder import RunFolder  # noqa: E402
-from evaluation.runs.scoring import load_protocol  # noqa: E402
+from memeval.evaluation.epbench.scoring import PR_CONVENTIONS  # noqa: E402
+from memeval.evaluation.runs.folder import RunFolder  # noqa: E402
+from memeval.evaluation.runs.scoring import load_protocol  # noqa: E402
 
 
 def _fmt(x: float | None) -> str:

@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evaluation.runs.paired import ALPHA, POWER  # noqa: E402
-from evaluation.runs.scored import Run, load_runs  # noqa: E402
-from evaluation.stats import min_detectable_difference  # noqa: E402
+from memeval.evaluation.runs.paired import ALPHA, POWER  # noqa: E402
+from memeval.evaluation.runs.scored import Run, load_runs  # noqa: E402
+from memeval.evaluation.stats import min_detectable_difference  # noqa: E402
 
 
 def per_stratum_differences(run: Run, reference: Run) -> tuple[dict[str, list[float]], dict[str, float]]:

@@ -25,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from model_access.repeat_stop import RULES, cut_by, cut_repeats, cut_text_repeats  # noqa: E402
-from model_access.tokenizer import count_tokens  # noqa: E402
+from memeval.model_access.repeat_stop import RULES, cut_by, cut_repeats, cut_text_repeats  # noqa: E402
+from memeval.model_access.tokenizer import count_tokens  # noqa: E402
 
 
 def kind_of(text: str) -> str:

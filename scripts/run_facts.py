@@ -17,8 +17,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from evaluation.bundle.facts import facts as _facts
-from evaluation.bundle.facts import section, table
+from memeval.evaluation.bundle.facts import facts as _facts
+from memeval.evaluation.bundle.facts import section, table
 
 
 def facts(run: Path) -> dict[str, Any]:

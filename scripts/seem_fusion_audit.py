@@ -29,13 +29,13 @@ sys.path.insert(0, str(ROOT))
 from hydra.utils import instantiate  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
 
-from methods.seem.frames import Frame, copies_opening, frame_from_record, split_passages  # noqa: E402
-from methods.seem.fusion import union_provenance  # noqa: E402
-from methods.seem.prompts import judge_messages, merge_messages  # noqa: E402
-from methods.seem.schemas import FrameOutput, FusionVerdict  # noqa: E402
-from methods.seem.verdict import CONTRADICTS  # noqa: E402
-from methods.seem.veto import conflict, dates_in  # noqa: E402
-from model_access.cache import ResponseCache, cache_key  # noqa: E402
+from memeval.methods.seem.frames import Frame, copies_opening, frame_from_record, split_passages  # noqa: E402
+from memeval.methods.seem.fusion import union_provenance  # noqa: E402
+from memeval.methods.seem.prompts import judge_messages, merge_messages  # noqa: E402
+from memeval.methods.seem.schemas import FrameOutput, FusionVerdict  # noqa: E402
+from memeval.methods.seem.verdict import CONTRADICTS  # noqa: E402
+from memeval.methods.seem.veto import conflict, dates_in  # noqa: E402
+from memeval.model_access.cache import ResponseCache, cache_key  # noqa: E402
 
 BUNDLES = {"epbench20-local": "epbench20/seem-a384823753", "locomo-local": "locomo/seem-cbefab33e1"}
 TOLERANCES = (0, 3, 7, 14, 31)

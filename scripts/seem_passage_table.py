@@ -18,10 +18,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evaluation.runs.folder import RunFolder  # noqa: E402
-from evaluation.runs.index_usage import read_index_usage  # noqa: E402
-from evaluation.runs.scoring import read_metrics  # noqa: E402
-from evaluation.runs.upgrade import read_config  # noqa: E402
+from memeval.evaluation.runs.folder import RunFolder  # noqa: E402
+from memeval.evaluation.runs.index_usage import read_index_usage  # noqa: E402
+from memeval.evaluation.runs.scoring import read_metrics  # noqa: E402
+from memeval.evaluation.runs.upgrade import read_config  # noqa: E402
 
 COLUMNS = ("run", "passage_turns", "prompt / veto / retry", "passages", "frames/session", "judged", "merged",
            "vetoed", "refused", "retry asked/left", "J", "F1", "evidence recall", "J by category",

@@ -123,7 +123,7 @@ install_locked() {
 }
 timed packages install_locked
 timed data python scripts/fetch_data.py
-timed tokenizer python -c "from model_access.tokenizer import install_offline_encoding as i; print('tokenizer cache:', i())"
+timed tokenizer python -c "from memeval.model_access.tokenizer import install_offline_encoding as i; print('tokenizer cache:', i())"
 if [ -n "${BASELINES:-}" ]; then
   # shellcheck disable=SC2086
   timed baselines python scripts/setup_baselines.py $BASELINES

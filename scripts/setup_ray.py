@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness import ray_env  # noqa: E402
-from methods.external import envs  # noqa: E402
+from memeval.harness import ray_env  # noqa: E402
+from memeval.methods.external import envs  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

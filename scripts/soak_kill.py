@@ -44,9 +44,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from scripted_server import ScriptedServer  # noqa: E402
 
-from model_access.cache import cache_key  # noqa: E402
-from model_access.chat import endpoint_identity  # noqa: E402
-from model_access.repeat_stop import RULES  # noqa: E402
+from memeval.model_access.cache import cache_key  # noqa: E402
+from memeval.model_access.chat import endpoint_identity  # noqa: E402
+from memeval.model_access.repeat_stop import RULES  # noqa: E402
 
 COMPARED = ("metrics.json", "judgments.jsonl", "results.md")
 # LightRAG orders equally ranked entities and relations in its context by the order its async

@@ -18,9 +18,9 @@ sys.path.insert(0, str(ROOT))
 from hydra import compose, initialize_config_dir  # noqa: E402
 from hydra.utils import instantiate  # noqa: E402
 
-from datasets.subset import stratified_subset  # noqa: E402
-from harness.resolvers import register_resolvers  # noqa: E402
-from harness.schema import register_schemas  # noqa: E402
+from memeval.datasets.subset import stratified_subset  # noqa: E402
+from memeval.harness.resolvers import register_resolvers  # noqa: E402
+from memeval.harness.schema import register_schemas  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,9 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evaluation.health.support_calibration import score_labels, table  # noqa: E402
-from evaluation.runs.health_file import load_thresholds  # noqa: E402
-from evaluation.runs.upgrade import saved_dataset  # noqa: E402
+from memeval.evaluation.health.support_calibration import score_labels, table  # noqa: E402
+from memeval.evaluation.runs.health_file import load_thresholds  # noqa: E402
+from memeval.evaluation.runs.upgrade import saved_dataset  # noqa: E402
 
 TRIED = [0.0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.34, 0.4, 0.5]
 

@@ -75,7 +75,7 @@ def bundled_question(bundle: str, method: str, qid: str) -> tuple[dict, dict]:
 
 def run_question(run: Path, qid: str) -> tuple[dict, dict]:
     """(prediction, judgment) of one question of a run folder."""
-    from evaluation.runs.folder import read_jsonl_file
+    from memeval.evaluation.runs.folder import read_jsonl_file
 
     pred = next(p for p in read_jsonl_file(run / "predictions.jsonl") if p["question_id"] == qid)
     judged = next(j for j in read_jsonl_file(run / "judgments.jsonl") if j["question_id"] == qid)
@@ -131,7 +131,7 @@ def v1_question(bundle: str, method: str, qid: str) -> tuple[dict, dict]:
 def judged_questions(run: Path, with_gold: bool) -> list[tuple[dict, dict]]:
     """(prediction, judgment) of every judged question of a run folder with gold items (or,
     `with_gold` False, with none)."""
-    from evaluation.runs.folder import read_jsonl_file
+    from memeval.evaluation.runs.folder import read_jsonl_file
 
     preds = {p["question_id"]: p for p in read_jsonl_file(run / "predictions.jsonl")}
     return [(preds[j["question_id"]], j) for j in read_jsonl_file(run / "judgments.jsonl")
@@ -143,7 +143,7 @@ def streamed_cuts(rule: str, reply: str, seeds: int = 5) -> list[str]:
     text per seed: each must equal the whole reply's cut (the rule is a pure function of the text)."""
     import random
 
-    from model_access.repeat_stop import scanner_for
+    from memeval.model_access.repeat_stop import scanner_for
 
     out = []
     for seed in range(seeds):

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from datasets.types import Question
-from methods.base import NativeAnswer, Retrieval
-from methods.embedding_rag import EmbeddingRAG
+from memeval.datasets.types import Question
+from memeval.methods.base import NativeAnswer, Retrieval
+from memeval.methods.embedding_rag import EmbeddingRAG
 
 
 class SelfAnsweringRAG(EmbeddingRAG):

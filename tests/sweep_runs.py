@@ -36,8 +36,8 @@ def sweep_dirs(root: Path) -> list[Path]:
 def perfect_copy(src: Path, dst: Path, method: str) -> Path:
     """A copy of `src` (without its health.json: a constructed run, unchecked) whose judge credited every gold item (and nothing on 0-cue questions),
     rescored: a constructed run that is better than `src` on every question with gold items."""
-    from evaluation.runs.folder import RunFolder
-    from evaluation.runs.scoring import score_run
+    from memeval.evaluation.runs.folder import RunFolder
+    from memeval.evaluation.runs.scoring import score_run
 
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns("wandb", "health.json"))
     run = RunFolder(dst)

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from conftest import v1_bundle
 
-from datasets.types import Question
-from evaluation.conversations.locomo import LoCoMoProtocol
-from evaluation.conversations.locomo_answer import EXAMPLES
-from evaluation.health.answer import answer_checks, copied_example
-from evaluation.health.run import prompt_examples
-from evaluation.runs.health_file import load_thresholds
-from evaluation.runs.upgrade import read_config
+from memeval.datasets.types import Question
+from memeval.evaluation.conversations.locomo import LoCoMoProtocol
+from memeval.evaluation.conversations.locomo_answer import EXAMPLES
+from memeval.evaluation.health.answer import answer_checks, copied_example
+from memeval.evaluation.health.run import prompt_examples
+from memeval.evaluation.runs.health_file import load_thresholds
+from memeval.evaluation.runs.upgrade import read_config
 
 BUNDLE = v1_bundle("locomo-local")
 GSW_RUN = next((BUNDLE / "runs" / "locomo").glob("gsw-*"))

@@ -17,13 +17,13 @@ import openai
 import pytest
 from conftest import run_cli, scripted_overrides
 
-from methods.external import envs
-from methods.external.proxy import ModelProxy
-from methods.external.worker_protocol import WorkerClient, WorkerError
-from model_access.cache import ResponseCache
-from model_access.chat import ChatModel
-from model_access.embed import OpenAICompatibleEmbedder
-from model_access.usage import UsageLedger, collect_calls, stage
+from memeval.methods.external import envs
+from memeval.methods.external.proxy import ModelProxy
+from memeval.methods.external.worker_protocol import WorkerClient, WorkerError
+from memeval.model_access.cache import ResponseCache
+from memeval.model_access.chat import ChatModel
+from memeval.model_access.embed import OpenAICompatibleEmbedder
+from memeval.model_access.usage import UsageLedger, collect_calls, stage
 
 WORKERS = Path(envs.__file__).parent / "workers"
 
@@ -238,9 +238,9 @@ def test_a_packages_looping_json_reply_reaches_it_cut_and_closed(scripted, tmp_p
 
 
 def test_stop_repeats_joins_the_index_identity_only_when_set_and_names_its_rules() -> None:
-    from methods.base import Services
-    from methods.external.cognee import CogneeMethod
-    from model_access.repeat_stop import RULES
+    from memeval.methods.base import Services
+    from memeval.methods.external.cognee import CogneeMethod
+    from memeval.model_access.repeat_stop import RULES
 
     services = Services(llm=None, embedder=None, cap=None, store_root=Path("."))  # type: ignore[arg-type]
     assert "stop_repeats" not in CogneeMethod(services).params()  # saved indexes keep their folders
@@ -252,9 +252,9 @@ def test_stop_repeats_joins_the_index_identity_only_when_set_and_names_its_rules
 def test_graphrag_unit_titles_are_on_for_new_indexes_and_absent_from_saved_ones() -> None:
     from omegaconf import OmegaConf
 
-    from evaluation.runs.upgrade import GRAPHRAG, index_identity_view, upgrade_config
-    from methods.base import Services
-    from methods.external.graphrag import GraphRAGMethod
+    from memeval.evaluation.runs.upgrade import GRAPHRAG, index_identity_view, upgrade_config
+    from memeval.methods.base import Services
+    from memeval.methods.external.graphrag import GraphRAGMethod
 
     services = Services(llm=None, embedder=None, cap=None, store_root=Path("."))  # type: ignore[arg-type]
     on, off = GraphRAGMethod(services).params(), GraphRAGMethod(services, unit_titles=False).params()
@@ -266,8 +266,8 @@ def test_graphrag_unit_titles_are_on_for_new_indexes_and_absent_from_saved_ones(
 
 
 def test_graphiti_bounds_every_reply_by_its_max_tokens() -> None:
-    from methods.base import Services
-    from methods.external.graphiti import GraphitiMethod
+    from memeval.methods.base import Services
+    from memeval.methods.external.graphiti import GraphitiMethod
 
     services = Services(llm=None, embedder=None, cap=None, store_root=Path("."))  # type: ignore[arg-type]
     bounded, default = GraphitiMethod(services, max_tokens=2048), GraphitiMethod(services)

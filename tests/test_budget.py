@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cli, scripted_overrides
 
-from model_access.budget import Budget, BudgetExceeded
+from memeval.model_access.budget import Budget, BudgetExceeded
 
 
 def _cost(model: str, prompt: int, completion: int) -> float:

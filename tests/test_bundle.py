@@ -19,12 +19,12 @@ import pytest
 from conftest import ROOT, _data_dir, run_cli, scripted_overrides
 from scripted_server import ScriptedServer
 
-from cli.bundle.export import BundleError, export_bundle
-from cli.bundle.rerun import rerun
-from cli.bundle.verify import import_calls, verify_bundle
-from harness.replay import Replay
-from model_access.cache import ResponseCache
-from model_access.cache_store import open_cache
+from memeval.cli.bundle.export import BundleError, export_bundle
+from memeval.cli.bundle.rerun import rerun
+from memeval.cli.bundle.verify import import_calls, verify_bundle
+from memeval.harness.replay import Replay
+from memeval.model_access.cache import ResponseCache
+from memeval.model_access.cache_store import open_cache
 
 RUNS = (["method=embedding_rag", "subset.n=4"], ["method=seem", "subset.n=2", "method.max_passages=4"])
 
@@ -41,7 +41,7 @@ def made(tmp_path_factory) -> Iterator[tuple[ScriptedServer, Path, Path]]:
         runs = sorted(str(p) for p in (tmp / "runs" / "epbench20").iterdir())
         import subprocess
 
-        export = [sys.executable, "-m", "evaluation.bundle", "export", *runs, "--name", "scripted",
+        export = [sys.executable, "-m", "memeval.evaluation.bundle", "export", *runs, "--name", "scripted",
                   "--out", str(tmp / "results"), "--notes", str(tmp / "notes.md")]
         (tmp / "notes.md").write_text("# Build notes\n\nGraphRAG was not run: example gap.\n")
         done = subprocess.run(export, capture_output=True, text=True, cwd=ROOT, timeout=300)
@@ -124,7 +124,7 @@ def test_export_layout_and_verify_passes_without_any_request(made, monkeypatch) 
     assert "runs/epbench20/" in (bundle / "report" / "report.md").read_text()
     assert "/tmp" not in (bundle / "report" / "report.md").read_text()
 
-    from model_access.local_server import LocalServerPool
+    from memeval.model_access.local_server import LocalServerPool
 
     monkeypatch.setattr(LocalServerPool, "start", lambda *a, **k: pytest.fail("verify started a model server"))
     before = server.count()
@@ -140,14 +140,14 @@ def test_large_jsonl_files_ship_packed_and_read_as_the_plain_ones(made, tmp_path
     """A run's JSONL file over the size bound ships as NAME.jsonl.xz, and the readers above the
     run folder (run loading, health, the facts in NOTES.md, the explorer that verify rebuilds)
     see the same rows as from the plain file."""
-    import cli.bundle.export as export_mod
-    from evaluation.runs.folder import RunFolder
-    from evaluation.runs.scored import load_run
+    import memeval.cli.bundle.export as export_mod
+    from memeval.evaluation.runs.folder import RunFolder
+    from memeval.evaluation.runs.scored import load_run
 
     _, tmp, plain = made
     monkeypatch.setattr(export_mod, "PACK_MIN_BYTES", 0)  # every JSONL file is "large"
     runs = sorted((tmp / "runs" / "epbench20").iterdir())
-    from cli.judge_matrix import main as judge_matrix
+    from memeval.cli.judge_matrix import main as judge_matrix
 
     assert judge_matrix([*map(str, runs), "--criteria", "model_free", "--out", str(tmp_path / "jm")]) == 0
     other = json.loads((tmp_path / "jm" / "judge_matrix.json").read_text())
@@ -278,14 +278,14 @@ def test_a_local_server_config_replays_without_starting_the_server(made, tmp_pat
     """The default llm=local starts llama.cpp eagerly; a replay must not (every call is cached)."""
     import yaml
 
-    from model_access.local_server import LocalServerPool
+    from memeval.model_access.local_server import LocalServerPool
 
     _, tmp, _ = made
     src = next((tmp / "runs" / "epbench20").glob("embedding_rag-*"))
     run = Path(shutil.copytree(src, tmp_path / src.name))
     cfg = yaml.safe_load((run / "config.yaml").read_text())
     for part in ("llm", "judge"):  # not in the run's identity or cache keys: same folder, same calls
-        cfg[part]["server"] = {"_target_": "model_access.local_server.LlamaServerSpec", "model": "qwen2.5-coder-0.5b"}
+        cfg[part]["server"] = {"_target_": "memeval.model_access.local_server.LlamaServerSpec", "model": "qwen2.5-coder-0.5b"}
     (run / "config.yaml").write_text(yaml.safe_dump(cfg))
     monkeypatch.setattr(LocalServerPool, "start", lambda *a, **k: pytest.fail("a replay started llama.cpp"))
     res = rerun(run, tmp_path / "work", tmp / "cache.sqlite", "sqlite")
@@ -298,13 +298,14 @@ def test_a_run_saved_with_a_pre_layout_protocol_path_replays(made, tmp_path) -> 
     path (the first real bundle failed on them); the replay maps it to today's, same folder name."""
     import yaml
 
-    from evaluation.runs.upgrade import MOVED
+    from memeval.evaluation.runs.upgrade import first_target
 
     _, tmp, _ = made
     src = next((tmp / "runs" / "epbench20").glob("embedding_rag-*"))
     run = Path(shutil.copytree(src, tmp_path / src.name))
     cfg = yaml.safe_load((run / "config.yaml").read_text())
-    old = next(o for o, n in MOVED.items() if n == cfg["dataset"]["protocol"]["_target_"])
+    old = first_target(cfg["dataset"]["protocol"]["_target_"])  # before the families and the namespace
+    assert old.startswith("evaluation.") and old.count(".") == 2
     cfg["dataset"]["protocol"]["_target_"] = old
     (run / "config.yaml").write_text(yaml.safe_dump(cfg))
     res = rerun(run, tmp_path / "work", tmp / "cache.sqlite", "sqlite")
@@ -324,10 +325,10 @@ def _post(url: str, body: dict) -> tuple[int, dict]:
 def test_the_baselines_proxy_calls_are_recorded_and_refused(tmp_path) -> None:
     """graphrag/lightrag/hipporag2 call back through methods.external.proxy; a replay sees those
     calls (shared cache, copied `dry`) and refuses an uncached one with a 400, sending nothing."""
-    from methods.external.proxy import ModelProxy
-    from model_access.chat import ChatModel
-    from model_access.embed import OpenAICompatibleEmbedder
-    from model_access.gate import CallSettings
+    from memeval.methods.external.proxy import ModelProxy
+    from memeval.model_access.chat import ChatModel
+    from memeval.model_access.embed import OpenAICompatibleEmbedder
+    from memeval.model_access.gate import CallSettings
 
     chat_req = {"model": "x", "messages": [{"role": "user", "content": "Material: Anna Smith met Bob Jones."}]}
     emb_req = {"model": "y", "input": ["a chapter", "another chapter"]}
@@ -372,8 +373,8 @@ def test_replay_takes_every_call_the_dry_protocol_sends() -> None:
     bundle's verify crashes where it should refuse."""
     import inspect
 
-    from harness.replay import Replay
-    from model_access.dry import DryRecorder
+    from memeval.harness.replay import Replay
+    from memeval.model_access.dry import DryRecorder
 
     for name in ("chat", "hit", "embed"):
         shape = lambda f: [(p.kind, p.default is p.empty) for p in inspect.signature(f).parameters.values()]  # noqa: E731

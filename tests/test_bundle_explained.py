@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evaluation.bundle import explained, facts
+from memeval.evaluation.bundle import explained, facts
 
 
 def _run(root: Path, method: str, failed: list[str]) -> Path:

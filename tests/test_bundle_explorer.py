@@ -13,8 +13,8 @@ from pathlib import Path
 
 from explore_site import EPBENCH_RUNS, chunk, site_data
 
-from cli.bundle import explorer
-from evaluation.explore import site
+from memeval.cli.bundle import explorer
+from memeval.evaluation.explore import site
 
 BUNDLE = EPBENCH_RUNS[0].parents[2]
 
@@ -71,7 +71,7 @@ def test_an_edited_page_fails_and_an_old_bundle_is_noted(tmp_path: Path) -> None
 
 def _with_manifest(bundle: Path, rels: list[str]) -> dict:
     """A manifest as export writes it: the runs, the explorer entry and every file's sha256."""
-    from evaluation.bundle.manifest import FORMAT, file_hashes
+    from memeval.evaluation.bundle.manifest import FORMAT, file_hashes
 
     manifest = {"format": FORMAT, "runs": [{"path": r} for r in rels], "explorer": explorer.write(bundle, rels)}
     manifest["files"] = file_hashes(bundle)
@@ -103,7 +103,7 @@ def test_a_chunk_is_compared_by_content_not_by_its_compressed_bytes(tmp_path: Pa
 
 
 def test_rebuild_brings_an_old_explorer_current_and_refuses_an_edited_bundle(tmp_path: Path) -> None:
-    from evaluation.bundle.manifest import check_files
+    from memeval.evaluation.bundle.manifest import check_files
 
     bundle, rels = _bundle(tmp_path)
     _with_manifest(bundle, rels)

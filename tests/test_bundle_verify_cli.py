@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 from conftest import ROOT
 
-import cli.bundle.verify as verify_mod
-from cli.bundle.command import main as bundle_main
-from cli.bundle.rerun import Rerun
-from cli.bundle.verify import verify_bundle
-from harness.replay import Replay
-from methods.external import envs
+import memeval.cli.bundle.verify as verify_mod
+from memeval.cli.bundle.command import main as bundle_main
+from memeval.cli.bundle.rerun import Rerun
+from memeval.cli.bundle.verify import verify_bundle
+from memeval.harness.replay import Replay
+from memeval.methods.external import envs
 
 BUNDLE = ROOT / "results" / "longmemeval-local"
 VANILLA = "runs/longmemeval_oracle/vanilla-74db4d9ecf"

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from conftest import run_cli, scripted_overrides
 
-from model_access.cache import ResponseCache, cache_key
-from model_access.cache_cli import main as cache_main
-from model_access.cache_store import DirectoryCache
+from memeval.model_access.cache import ResponseCache, cache_key
+from memeval.model_access.cache_cli import main as cache_main
+from memeval.model_access.cache_store import DirectoryCache
 
 
 def _good_cache(path: Path, n: int) -> dict[str, dict]:

@@ -7,9 +7,9 @@ import asyncio
 
 from scripted_server import ScriptedServer
 
-from model_access.cache import ResponseCache
-from model_access.chat import ChatModel
-from model_access.embed import OpenAICompatibleEmbedder
+from memeval.model_access.cache import ResponseCache
+from memeval.model_access.chat import ChatModel
+from memeval.model_access.embed import OpenAICompatibleEmbedder
 
 MSG = [{"role": "user", "content": "Say something about a lighthouse keeper named Oro Vance."}]
 

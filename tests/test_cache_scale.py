@@ -14,19 +14,19 @@ from pathlib import Path
 
 import pytest
 
-from model_access.cache import ResponseCache
-from model_access.cache_cli import main as cache_main
-from model_access.cache_store import DirectoryCache, open_cache
-from model_access.chat import ChatModel
-from model_access.errors import ConfigError
+from memeval.model_access.cache import ResponseCache
+from memeval.model_access.cache_cli import main as cache_main
+from memeval.model_access.cache_store import DirectoryCache, open_cache
+from memeval.model_access.chat import ChatModel
+from memeval.model_access.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 
 WORKER = r"""
 import asyncio, sys, time
 sys.path.insert(0, sys.argv[1])
-from model_access.cache_store import open_cache
-from model_access.chat import ChatModel
+from memeval.model_access.cache_store import open_cache
+from memeval.model_access.chat import ChatModel
 url, backend, path, m, start = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), float(sys.argv[6])
 model = ChatModel(model="scripted", base_url=url, api_key_env=None, cache=open_cache(path, backend))
 while time.time() < start:
@@ -79,7 +79,7 @@ def test_an_embedding_another_coroutine_paid_while_this_one_waited_counts_as_cac
         scripted, tmp_path, monkeypatch) -> None:
     """As a chat call does: which of two jobs pays for a shared call is a race, what each did is not
     (a waiter used to count nothing, so a parallel sweep's usage differed from a serial one's)."""
-    from model_access.embed import OpenAICompatibleEmbedder
+    from memeval.model_access.embed import OpenAICompatibleEmbedder
 
     monkeypatch.setenv("MEMEVAL_LOCK_DIR", str(tmp_path / "locks"))
     scripted.delay_s = 0.4  # every coroutine misses the cache while the first call is in flight
@@ -169,7 +169,7 @@ def test_pending_export_leaves_out_the_calls_a_bundle_already_ships(tmp_path, ca
 
 def test_cli_runs_as_module(tmp_path) -> None:
     ResponseCache(tmp_path / "a.sqlite").put("cc" * 32, {"text": "t", "prompt_tokens": 1, "completion_tokens": 1})
-    out = subprocess.run([sys.executable, "-m", "model_access.cache_cli", "stats", "--cache",
+    out = subprocess.run([sys.executable, "-m", "memeval.model_access.cache_cli", "stats", "--cache",
                           str(tmp_path / "a.sqlite")], capture_output=True, text=True, cwd=ROOT, check=True)
     assert json.loads(out.stdout)["entries"] == 1
 
@@ -177,7 +177,7 @@ def test_cli_runs_as_module(tmp_path) -> None:
 def _open_and_put(path: str, barrier, results) -> None:
     barrier.wait()
     try:
-        from model_access.cache import ResponseCache
+        from memeval.model_access.cache import ResponseCache
         ResponseCache(path).put(f"k{os.getpid()}", {"v": 1})
         results.put("ok")
     except Exception as exc:  # the failure under test: "database is locked"

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from conftest import run_cli, scripted_overrides
 
-from datasets.types import ContextCap, Corpus, Unit
-from evaluation.runs.cap_audit import summarize
-from harness.provenance import CapAudit
-from methods.base import Services
-from methods.external.graphrag import GraphRAGMethod
-from methods.external.hipporag2 import HippoRAG2Method
-from methods.external.lightrag import LightRAGMethod
+from memeval.datasets.types import ContextCap, Corpus, Unit
+from memeval.evaluation.runs.cap_audit import summarize
+from memeval.harness.provenance import CapAudit
+from memeval.methods.base import Services
+from memeval.methods.external.graphrag import GraphRAGMethod
+from memeval.methods.external.hipporag2 import HippoRAG2Method
+from memeval.methods.external.lightrag import LightRAGMethod
 
 CH = [
     "The glassblower of the harbour town shaped a green bottle while the gulls circled over the fish market at noon.",

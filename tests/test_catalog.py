@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.catalog import info_main, ls_main
+from memeval.cli.catalog import info_main, ls_main
 
 ROOT = Path(__file__).resolve().parents[1]
 

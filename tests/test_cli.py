@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, scripted_overrides
 
-from cli import main as cli_main
-from cli.commands import COMMANDS
-from evaluation.epbench import judge_check as epbench_labels
-from evaluation.epbench.judge import ITEM_CHARS
+from memeval.cli import main as cli_main
+from memeval.cli.commands import COMMANDS
+from memeval.evaluation.epbench import judge_check as epbench_labels
+from memeval.evaluation.epbench.judge import ITEM_CHARS
 
 EXPECTED = {"run", "report", "compare", "rescore", "bundle", "judge-check", "cache", "usage", "estimate"}
 
@@ -51,7 +51,7 @@ def test_help_loads_no_command_implementation() -> None:
 
 def test_the_console_script_is_declared() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert project["project"]["scripts"]["memeval"] == "cli.main:main"
+    assert project["project"]["scripts"]["memeval"] == "memeval.cli.main:main"
     assert "cli*" in project["tool"]["setuptools"]["packages"]["find"]["include"]
 
 
@@ -76,13 +76,13 @@ def _sh(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
 
 
 def test_the_old_command_forms_still_work(data_dir: Path) -> None:
-    r = _sh("-m", "evaluation.judge_check", "--deterministic-only", "--data-dir", str(data_dir), "--every", "8")
+    r = _sh("-m", "memeval.evaluation.judge_check", "--deterministic-only", "--data-dir", str(data_dir), "--every", "8")
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip().splitlines()[-1].startswith("deterministic matcher accuracy: ")
-    for module in ("evaluation.bundle", "evaluation.report"):
+    for module in ("memeval.evaluation.bundle", "memeval.evaluation.report"):
         r = _sh("-m", module, "--help")
         assert r.returncode == 0 and f"usage: python -m {module}" in r.stdout, r.stderr[-2000:]
-    r = _sh("-m", "cli.main", "--help")
+    r = _sh("-m", "memeval.cli.main", "--help")
     assert r.returncode == 0 and "judge-check" in r.stdout
 
 
@@ -90,7 +90,7 @@ def test_run_passes_hydra_overrides_and_sweeps_through(scripted, tmp_path: Path,
     """`memeval run -m ...` is a Hydra sweep; `python run.py` with the same overrides reuses its
     run folder and makes no new call."""
     args = ["method=vanilla", "subset.n=1", *scripted_overrides(scripted, tmp_path, data_dir)]
-    r = _sh("-m", "cli.main", "run", "-m", *args, timeout=300)
+    r = _sh("-m", "memeval.cli.main", "run", "-m", *args, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     (sweep,) = (tmp_path / "runs" / "_multirun").iterdir()
     (job,) = sweep.glob("*/job.json")
@@ -122,7 +122,7 @@ def _claims(bodies: list[dict]) -> list[str]:
 
 def test_judge_check_measures_the_judge_version_the_epbench_config_ships(scripted, tmp_path: Path,
                                                                          data_dir: Path, capsys) -> None:
-    from harness.estimate import compose
+    from memeval.harness.estimate import compose
 
     shipped = compose(["dataset=epbench20"]).dataset.protocol.judge_version  # the fair experiment's (2)
     assert shipped == 2

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_cli, scripted_overrides
 
-from cli import main as cli_main
-from cli import run as cli_run
-from cli.commands import COMMANDS, Command
+from memeval.cli import main as cli_main
+from memeval.cli import run as cli_run
+from memeval.cli.commands import COMMANDS, Command
 
 
 def _one_line(err: str) -> str:
@@ -72,9 +72,9 @@ def test_the_composed_method_config_is_checked_before_any_run_folder(tmp_path: P
     """A key the command line did not add (a user's own method config) is refused by build()."""
     from omegaconf import OmegaConf
 
-    from harness.build import build
-    from harness.estimate import compose
-    from model_access.errors import ConfigError
+    from memeval.harness.build import build
+    from memeval.harness.estimate import compose
+    from memeval.model_access.errors import ConfigError
 
     cfg = compose(["method=vanilla", f"output_root={tmp_path / 'runs'}", f"cache_path={tmp_path / 'c.sqlite'}"])
     OmegaConf.set_struct(cfg, False)
@@ -115,7 +115,7 @@ def test_ctrl_c_inside_a_task_group_is_the_same_line(monkeypatch, capsys) -> Non
 def test_a_real_sigint_leaves_no_traceback() -> None:
     """The signal itself, in a process of its own: a command busy when Ctrl-C arrives."""
     code = ("import sys, time\n"
-            "from cli import main, commands\n"
+            "from memeval.cli import main, commands\n"
             "def busy(argv):\n"
             "    print('ready', flush=True)\n"
             "    time.sleep(60)\n"

@@ -13,9 +13,9 @@ import gc
 from conftest import ROOT, run_cli, scripted_overrides
 from scripted_server import ScriptedServer
 
-from model_access.chat import ChatModel
-from model_access.embed import OpenAICompatibleEmbedder
-from model_access.local_embedder import EmbeddingEndpoint
+from memeval.model_access.chat import ChatModel
+from memeval.model_access.embed import OpenAICompatibleEmbedder
+from memeval.model_access.local_embedder import EmbeddingEndpoint
 
 NOISE = ("Event loop is closed", "Task exception was never retrieved", "unclosed transport")
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cli, scripted_overrides
 
-from methods.external import envs
-from methods.external.counters import cognee_counters
+from memeval.methods.external import envs
+from memeval.methods.external.counters import cognee_counters
 
 needs_env = pytest.mark.skipif(envs.find_env("cognee") is None,
                                reason="cognee environment not set up: python scripts/setup_baselines.py cognee")

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, bundled_run
 
-from cli import compare as compare_cli
-from cli import health as health_cli
-from cli import report as report_cli
-from cli import rescore as rescore_cli
-from evaluation.runs.completeness import completeness, drawn_ids
-from evaluation.runs.folder import read_jsonl_file
+from memeval.cli import compare as compare_cli
+from memeval.cli import health as health_cli
+from memeval.cli import report as report_cli
+from memeval.cli import rescore as rescore_cli
+from memeval.evaluation.runs.completeness import completeness, drawn_ids
+from memeval.evaluation.runs.folder import read_jsonl_file
 
 BUNDLE, METHOD = "longmemeval-local", "embedding_rag"  # 12 questions, stratified subset.n=12 of 500
 
@@ -208,7 +208,7 @@ def test_folder_of_runs_names_them(tmp_path: Path, capsys: pytest.CaptureFixture
 
 
 def test_bundle_names_match_the_bundle_module() -> None:
-    from evaluation.bundle.manifest import FORMAT, MANIFEST
-    from evaluation.runs.locate import BUNDLE_FORMAT, BUNDLE_MANIFEST
+    from memeval.evaluation.bundle.manifest import FORMAT, MANIFEST
+    from memeval.evaluation.runs.locate import BUNDLE_FORMAT, BUNDLE_MANIFEST
 
     assert BUNDLE_MANIFEST == MANIFEST and FORMAT.startswith(BUNDLE_FORMAT)

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from datasets.types import ContextCap, Corpus, Question, Unit
-from methods.base import Services, unit_block
-from methods.embedding_rag import EmbeddingRAG
-from model_access.tokenizer import count_tokens
+from memeval.datasets.types import ContextCap, Corpus, Question, Unit
+from memeval.methods.base import Services, unit_block
+from memeval.methods.embedding_rag import EmbeddingRAG
+from memeval.model_access.tokenizer import count_tokens
 
 
 class RankedEmbedder:

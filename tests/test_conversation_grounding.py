@@ -11,16 +11,16 @@ from typing import Any
 
 import pytest
 
-from cli import judge_check
-from datasets.locomo import NOT_MENTIONED
-from datasets.types import Question
-from evaluation.conversations import judge_check as cjc
-from evaluation.conversations.grounding import f1_agreement, ground_verdict
-from evaluation.conversations.locomo import LoCoMoProtocol
-from evaluation.conversations.longmemeval import LongMemEvalProtocol
-from evaluation.custom import CustomProtocol
-from evaluation.epbench.protocol import EpBenchProtocol
-from model_access.chat import ChatResult
+from memeval.cli import judge_check
+from memeval.datasets.locomo import NOT_MENTIONED
+from memeval.datasets.types import Question
+from memeval.evaluation.conversations import judge_check as cjc
+from memeval.evaluation.conversations.grounding import f1_agreement, ground_verdict
+from memeval.evaluation.conversations.locomo import LoCoMoProtocol
+from memeval.evaluation.conversations.longmemeval import LongMemEvalProtocol
+from memeval.evaluation.custom import CustomProtocol
+from memeval.evaluation.epbench.protocol import EpBenchProtocol
+from memeval.model_access.chat import ChatResult
 
 ROOT = Path(__file__).resolve().parents[1]
 KINDS = {"correct", "paraphrase", "wrong", "refusal", "partial", "hallucinated", "wrong-date-format"}
@@ -177,8 +177,8 @@ def test_headline_credit_follows_the_judge_kind(dataset: str) -> None:
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    from harness.resolvers import register_resolvers
-    from harness.schema import register_schemas
+    from memeval.harness.resolvers import register_resolvers
+    from memeval.harness.schema import register_schemas
 
     register_resolvers()
     register_schemas()

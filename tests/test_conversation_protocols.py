@@ -12,20 +12,20 @@ from typing import Any
 
 import pytest
 
-import datasets.longmemeval as lme_data
-from datasets.integrity import DataFile
-from datasets.locomo import CATEGORY_NAMES, NOT_MENTIONED, LoCoMoLoader, parse_evidence
-from datasets.longmemeval import LongMemEvalLoader, iter_json_array
-from datasets.types import Question
-from evaluation.conversations.locomo import PROMPT_VERSION, LoCoMoProtocol
-from evaluation.conversations.longmemeval import (
+import memeval.datasets.longmemeval as lme_data
+from memeval.datasets.integrity import DataFile
+from memeval.datasets.locomo import CATEGORY_NAMES, NOT_MENTIONED, LoCoMoLoader, parse_evidence
+from memeval.datasets.longmemeval import LongMemEvalLoader, iter_json_array
+from memeval.datasets.types import Question
+from memeval.evaluation.conversations.locomo import PROMPT_VERSION, LoCoMoProtocol
+from memeval.evaluation.conversations.longmemeval import (
     LongMemEvalProtocol,
     judge_kind,
     judge_messages,
     parse_yes_no,
 )
-from model_access.chat import ChatResult
-from model_access.errors import ConfigError
+from memeval.model_access.chat import ChatResult
+from memeval.model_access.errors import ConfigError
 
 META = {"answer_model": "m", "judge_model": "j", "data_version": "v", "method": "embedding_rag"}
 
@@ -254,7 +254,7 @@ def test_iter_json_array_across_chunk_boundaries(tmp_path: Path) -> None:
 
 
 def test_locomo_judge_version_2_is_named_in_report_provenance() -> None:
-    from evaluation.runs.scored import Run
+    from memeval.evaluation.runs.scored import Run
 
     proto = LoCoMoProtocol(judge_version=2).describe()
     runs = [Run(Path("runs/locomo/m-1"), {"judge_model": "j", "protocol": p}, {"policy": "categories_1_4"},

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, scripted_overrides
 
-from evaluation.runs.folder import JsonlAppender, read_jsonl_file
-from evaluation.runs.locking import FolderBusyError, FolderLock
-from model_access.usage import Price, UsageLedger, stage, usage_from_journal
+from memeval.evaluation.runs.folder import JsonlAppender, read_jsonl_file
+from memeval.evaluation.runs.locking import FolderBusyError, FolderLock
+from memeval.model_access.usage import Price, UsageLedger, stage, usage_from_journal
 
 
 # -- torn tails ---------------------------------------------------------------------------------
@@ -198,7 +198,7 @@ def test_fault_soak_ci_size(reference) -> None:
 
 
 def test_rescore_waits_for_no_one_and_never_writes_a_busy_folder(tmp_path, capsys) -> None:
-    from evaluation.rescore import main as rescore
+    from memeval.evaluation.rescore import main as rescore
 
     run = tmp_path / "run"
     run.mkdir()

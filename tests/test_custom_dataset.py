@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from datasets.custom import CustomDataError, CustomLoader
-from datasets.types import Corpus, Unit
-from evaluation.custom import CustomProtocol
-from evaluation.retrieval_diagnostics import (
+from memeval.datasets.custom import CustomDataError, CustomLoader
+from memeval.datasets.types import Corpus, Unit
+from memeval.evaluation.custom import CustomProtocol
+from memeval.evaluation.retrieval_diagnostics import (
     diagnose,
     failure_label,
     question_diagnostics,
     table_section,
     unit_token_attribution,
 )
-from model_access.errors import ConfigError
+from memeval.model_access.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "saltmarsh"

@@ -34,7 +34,7 @@ def test_no_framework_dependency_requires_it() -> None:
 
 
 def test_epbench_loader_counts(data_dir) -> None:
-    from datasets.epbench import EpBenchLoader
+    from memeval.datasets.epbench import EpBenchLoader
 
     d20 = EpBenchLoader(20, str(data_dir)).load()
     assert len(d20.corpora["epbench20"].units) == 19 and len(d20.questions) == 456

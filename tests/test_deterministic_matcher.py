@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.epbench.matcher import match_answer
-from evaluation.epbench.scoring import score_question
-from evaluation.epbench.universe import Chapter, Universe, load_universe
+from memeval.evaluation.epbench.matcher import match_answer
+from memeval.evaluation.epbench.scoring import score_question
+from memeval.evaluation.epbench.universe import Chapter, Universe, load_universe
 
 U = Universe(
     dates=frozenset({"May 11, 2026", "October 13, 2024", "September 22, 2026", "March 23, 2024"}),

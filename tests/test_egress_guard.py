@@ -16,7 +16,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from methods.external import envs
+from memeval.methods.external import envs
 
 CHILD = textwrap.dedent("""
     import asyncio, json, socket, sys, urllib.request

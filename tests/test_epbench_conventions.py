@@ -9,14 +9,14 @@ from dataclasses import astuple
 
 import pytest
 
-from evaluation.epbench.order import judge_order, order_messages_v2
-from evaluation.epbench.protocol import EpBenchProtocol
-from evaluation.epbench.scoring import score_question
-from evaluation.runs.upgrade import RUN_FORMAT, upgrade_config, upgrade_protocol_description
-from model_access.cache import ResponseCache
-from model_access.chat import ChatModel
+from memeval.evaluation.epbench.order import judge_order, order_messages_v2
+from memeval.evaluation.epbench.protocol import EpBenchProtocol
+from memeval.evaluation.epbench.scoring import score_question
+from memeval.evaluation.runs.upgrade import RUN_FORMAT, upgrade_config, upgrade_protocol_description
+from memeval.model_access.cache import ResponseCache
+from memeval.model_access.chat import ChatModel
 
-EPBENCH = "evaluation.epbench.protocol.EpBenchProtocol"
+EPBENCH = "memeval.evaluation.epbench.protocol.EpBenchProtocol"
 
 
 def test_the_authors_convention_scores_0_cue_and_empty_answers_as_their_judge_does() -> None:
@@ -87,7 +87,7 @@ def test_saved_configs_keep_the_old_order_judge_p_r_convention_and_locomo_prompt
     for fmt in (None, 1, 2):  # formats 0-2 predate the three settings
         old = upgrade_config(cfg(fmt, EPBENCH)).dataset.protocol
         assert old.order_judge_version == 1 and old.pr_convention is None
-        loc = upgrade_config(cfg(fmt, "evaluation.conversations.locomo.LoCoMoProtocol")).dataset.protocol
+        loc = upgrade_config(cfg(fmt, "memeval.evaluation.conversations.locomo.LoCoMoProtocol")).dataset.protocol
         assert loc.answer_prompt_version == 1
     new = upgrade_config(cfg(RUN_FORMAT, EPBENCH)).dataset.protocol
     assert "order_judge_version" not in new and "pr_convention" not in new  # the code defaults (the shipped ones)

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from datasets.epbench import bucket_of
-from evaluation.epbench.protocol import EpBenchProtocol
-from evaluation.epbench.scoring import dedupe_gold, score_question
+from memeval.datasets.epbench import bucket_of
+from memeval.evaluation.epbench.protocol import EpBenchProtocol
+from memeval.evaluation.epbench.scoring import dedupe_gold, score_question
 
 
 def test_zero_cue_question_scores_one_only_when_nothing_claimed() -> None:

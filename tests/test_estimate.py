@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from conftest import run_cli, scripted_overrides
 
-from harness.estimate import LocalRate, compose, estimate, price_records
-from model_access.dry import CallRecord, DryRecorder, schema_instance
-from model_access.gate import CallSettings
-from model_access.tokenizer import count_tokens
-from model_access.usage import Price
+from memeval.harness.estimate import LocalRate, compose, estimate, price_records
+from memeval.model_access.dry import CallRecord, DryRecorder, schema_instance
+from memeval.model_access.gate import CallSettings
+from memeval.model_access.tokenizer import count_tokens
+from memeval.model_access.usage import Price
 
 
 def _o200k(server) -> None:
@@ -116,8 +116,8 @@ def test_repeated_prefixes_count_as_cached_input() -> None:
 
 
 def test_placeholder_json_validates_against_the_methods_schemas() -> None:
-    from evaluation.epbench.judge import judgment_model
-    from methods.gsw.schemas import FFAnswers, OperatorOutput
+    from memeval.evaluation.epbench.judge import judgment_model
+    from memeval.methods.gsw.schemas import FFAnswers, OperatorOutput
 
     for model in (judgment_model(3), OperatorOutput, FFAnswers):
         for items in (0, 2):
@@ -125,11 +125,11 @@ def test_placeholder_json_validates_against_the_methods_schemas() -> None:
 
 
 def test_placeholder_vectors_have_the_embedders_dimension_when_nothing_in_the_batch_is_cached() -> None:
-    """Regression: `harness.estimate method=gsw` on a partly cached local index compared 384-dim
+    """Regression: `memeval.harness.estimate method=gsw` on a partly cached local index compared 384-dim
     cached entry vectors with 256-dim placeholder query vectors and crashed in retrieval."""
     import asyncio
 
-    from model_access.local_embedder import SentenceTransformerEmbedder
+    from memeval.model_access.local_embedder import SentenceTransformerEmbedder
 
     emb = SentenceTransformerEmbedder(model="all-minilm-l6-v2", settings=CallSettings(dry=DryRecorder(output_ratio={})))
     vecs = asyncio.run(emb.embed(["Where did Ida Wren sail?"], input_type="query"))
@@ -142,8 +142,8 @@ def test_a_compact_reply_is_predicted_at_its_layouts_measured_share_of_json() ->
     from dataclasses import replace
     from types import SimpleNamespace
 
-    from methods.gsw.wire import OPERATOR_FORMAT
-    from model_access.usage import UsageLedger, stage
+    from memeval.methods.gsw.wire import OPERATOR_FORMAT
+    from memeval.model_access.usage import UsageLedger, stage
 
     client = SimpleNamespace(display_name="gpt-4o", ledger=UsageLedger())
     req = {"messages": [{"role": "user", "content": "Ida Wren met Tobin Marwen at Bryn Cove."}], "max_tokens": 1500}
@@ -177,7 +177,7 @@ def test_cognee_answers_are_priced_with_the_graph_text_it_adds_beyond_the_cap(
         scripted, tmp_path, data_dir, monkeypatch) -> None:
     """Measured: cognee's contexts held about 1,200 tokens of graph text beside its 3 chapters, and
     an estimate that priced the chapters alone predicted 5 s an answer against 45 s."""
-    from harness import estimate_baselines
+    from memeval.harness import estimate_baselines
 
     args = ["method=cognee", "dataset=epbench20", "subset.n=3", "subset.index_units=8",
             *scripted_overrides(scripted, tmp_path, data_dir)]

@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from omegaconf import OmegaConf
 
-from evaluation.epbench.judge import judge_messages, judge_one, typed_judge_messages
-from evaluation.epbench.judging import EpBenchJudging
-from evaluation.protocol import experiment_line
-from harness.estimate import compose
-from harness.experiment import installed_versions, output_guard, scoring_facts
-from harness.reference import check_scope, deviations, experiments_covering
-from model_access.errors import ConfigError
+from memeval.evaluation.epbench.judge import judge_messages, judge_one, typed_judge_messages
+from memeval.evaluation.epbench.judging import EpBenchJudging
+from memeval.evaluation.protocol import experiment_line
+from memeval.harness.estimate import compose
+from memeval.harness.experiment import installed_versions, output_guard, scoring_facts
+from memeval.harness.reference import check_scope, deviations, experiments_covering
+from memeval.model_access.errors import ConfigError
 
 
 def _ref(experiment: str) -> dict[str, Any]:
@@ -77,9 +77,9 @@ def test_hipporag2_query_calls_and_package_version() -> None:
 
 
 def test_installed_package_versions_come_from_the_environment_locks() -> None:
-    from methods.external.graphrag import GraphRAGMethod
-    from methods.external.hipporag2 import HippoRAG2Method
-    from methods.gsw.method import GSW
+    from memeval.methods.external.graphrag import GraphRAGMethod
+    from memeval.methods.external.hipporag2 import HippoRAG2Method
+    from memeval.methods.gsw.method import GSW
 
     assert installed_versions(HippoRAG2Method)["hipporag"] == "2.0.0a4"  # its --no-deps pin
     assert "graphrag" in installed_versions(GraphRAGMethod) and installed_versions(GSW) == {}
@@ -87,7 +87,7 @@ def test_installed_package_versions_come_from_the_environment_locks() -> None:
 
 
 def test_the_epbench_protocol_states_its_judge_input_per_version() -> None:
-    from evaluation.epbench.protocol import EpBenchProtocol
+    from memeval.evaluation.epbench.protocol import EpBenchProtocol
 
     fair, paper = EpBenchProtocol(), EpBenchProtocol(policy="harsh", judge_version=3, pr_convention="authors")
     assert scoring_facts(fair) == {"policy": "lenient", "credit": "raw", "pr_convention": "defined_only",
@@ -186,7 +186,7 @@ def test_saved_configs_keep_their_policy_and_judge_version() -> None:
     experiment keys that now choose them are absent there and change nothing it reads."""
     from pathlib import Path
 
-    from evaluation.runs.upgrade import upgrade_config
+    from memeval.evaluation.runs.upgrade import upgrade_config
 
     saved = sorted((Path(__file__).resolve().parents[1] / "results").glob("*/runs/epbench20/*/config.yaml"))
     if not saved:

@@ -19,12 +19,12 @@ from explore_site import (
     site_data,
 )
 
-from cli import main as cli_main
-from evaluation.explore import ExploreError, build_site
-from evaluation.explore.questions import FLAGS, header_unit
-from evaluation.explore.readers import read_judge_matrix
-from evaluation.explore.site import generated_files
-from evaluation.runs.scored import load_runs
+from memeval.cli import main as cli_main
+from memeval.evaluation.explore import ExploreError, build_site
+from memeval.evaluation.explore.questions import FLAGS, header_unit
+from memeval.evaluation.explore.readers import read_judge_matrix
+from memeval.evaluation.explore.site import generated_files
+from memeval.evaluation.runs.scored import load_runs
 
 
 @pytest.fixture(scope="module")
@@ -172,7 +172,7 @@ def test_the_judge_matrix_commands_own_artifact_is_read_by_its_keys(tmp_path: Pa
     """evaluation/judge_matrix's judge_matrix.json: scores per run, taus, and a criterion-by-
     criterion table of p-values that the shape guesses once read as the scores (the shipped
     EpBench explorer showed p-values under "strict" and "model_free")."""
-    from evaluation.judge_matrix.matrix import summarize
+    from memeval.evaluation.judge_matrix.matrix import summarize
 
     class _Run:
         def __init__(self, label: str) -> None:

@@ -18,7 +18,7 @@ from explore_site import (
     saved_labels,
 )
 
-from evaluation.explore import build_site
+from memeval.evaluation.explore import build_site
 
 CHROMIUM = chromium_path()
 if not Path(CHROMIUM).exists():

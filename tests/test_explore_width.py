@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from explore_site import chromium_page, chromium_path, saved_labels
 
-from evaluation.explore import build_site
-from evaluation.runs.health_file import read_health
+from memeval.evaluation.explore import build_site
+from memeval.evaluation.runs.health_file import read_health
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = sorted(p for p in (ROOT / "results" / "epbench20-local" / "runs" / "epbench20").iterdir() if p.is_dir())

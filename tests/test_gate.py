@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from harness.replay import CallNotCached, Replay
-from model_access.batch import BatchQueue
-from model_access.budget import Budget, BudgetExceeded
-from model_access.cache import ResponseCache
-from model_access.chat import ChatModel
-from model_access.embed import OpenAICompatibleEmbedder
-from model_access.gate import CallGate, CallSettings
-from model_access.usage import UsageLedger, stage
+from memeval.harness.replay import CallNotCached, Replay
+from memeval.model_access.batch import BatchQueue
+from memeval.model_access.budget import Budget, BudgetExceeded
+from memeval.model_access.cache import ResponseCache
+from memeval.model_access.chat import ChatModel
+from memeval.model_access.embed import OpenAICompatibleEmbedder
+from memeval.model_access.gate import CallGate, CallSettings
+from memeval.model_access.usage import UsageLedger, stage
 
 MSG = [{"role": "user", "content": "Material: Ada Lovelace wrote the first program.\n\nQuestion: who?"}]
 KINDS = ("chat", "embedding", "batch")
@@ -96,7 +96,7 @@ def test_every_kind_of_paid_call_passes_the_gate_once_and_is_accounted(scripted,
 
 
 def test_a_dry_run_is_answered_before_the_budget_and_never_cached(scripted, tmp_path) -> None:
-    from model_access.dry import DryRecorder
+    from memeval.model_access.dry import DryRecorder
 
     recorder = DryRecorder(output_ratio={})
     settings = CallSettings(budget=Budget(0.0, lambda *a: 1.0), dry=recorder)

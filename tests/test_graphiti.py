@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 from conftest import run_cli, scripted_overrides
 
-from datasets.types import Corpus, Unit
-from methods.external import envs
-from methods.external.counters import graphiti_counters
-from methods.external.episodes import dated_payload, is_dialogue, parse_time, text_date
+from memeval.datasets.types import Corpus, Unit
+from memeval.methods.external import envs
+from memeval.methods.external.counters import graphiti_counters
+from memeval.methods.external.episodes import dated_payload, is_dialogue, parse_time, text_date
 
 needs_env = pytest.mark.skipif(envs.find_env("graphiti") is None,
                                reason="graphiti environment not set up: python scripts/setup_baselines.py graphiti")
@@ -179,7 +179,7 @@ def test_graphiti_counters_facts_per_session_and_failed_calls(tmp_path) -> None:
 
     from omegaconf import OmegaConf
 
-    from evaluation.health.index import index_checks
+    from memeval.evaluation.health.index import index_checks
 
     th = OmegaConf.to_container(OmegaConf.load(Path(__file__).resolve().parents[1] / "conf/health/default.yaml"))
     checks = {k.name: k for k in index_checks({"extracts": True, "corpora": {"c": c.to_dict()}}, th["index"])}

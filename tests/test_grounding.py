@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.answer_text import find_dates
-from evaluation.epbench.grounding import (
+from memeval.evaluation.answer_text import find_dates
+from memeval.evaluation.epbench.grounding import (
     assertive_text,
     gold_support,
     ground,
     item_supported,
     phrase_in,
 )
-from evaluation.epbench.scoring import score_question
+from memeval.evaluation.epbench.scoring import score_question
 
 HENRY_DATES = ["May 11, 2026", "October 13, 2024", "September 22, 2026"]
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from evaluation.conversations.grounding import ground_verdict
-from evaluation.conversations.longmemeval import LongMemEvalProtocol, grounding
-from evaluation.runs.upgrade import upgrade_config, upgrade_protocol_description
+from memeval.evaluation.conversations.grounding import ground_verdict
+from memeval.evaluation.conversations.longmemeval import LongMemEvalProtocol, grounding
+from memeval.evaluation.runs.upgrade import upgrade_config, upgrade_protocol_description
 
 ROOT = Path(__file__).resolve().parents[1]
 LIST_GOLD = ("The order of the gigs I went to is: 1. a jazz trio at the Blue Room in Dunmore, "
@@ -62,7 +62,7 @@ def test_a_parenthesised_note_is_not_an_acronym() -> None:
 def test_longmemeval_configs_carry_the_version_and_saved_runs_keep_1() -> None:
     for name in ("longmemeval_oracle", "longmemeval_s"):
         assert OmegaConf.load(ROOT / "conf" / "dataset" / f"{name}.yaml").protocol.grounding_version == 5  # current (test_grounding_conv_v5)
-    target = "evaluation.conversations.longmemeval.LongMemEvalProtocol"
+    target = "memeval.evaluation.conversations.longmemeval.LongMemEvalProtocol"
     old = {"run_format": 3, "dataset": {"protocol": {"_target_": target, "variant": "oracle"}}}
     assert upgrade_config(old).dataset.protocol.grounding_version == 1
     assert upgrade_protocol_description({"protocol": "longmemeval"})["grounding_version"] == 1
@@ -104,8 +104,8 @@ def test_picking_one_side_of_a_choice_is_not_an_echo() -> None:
 def test_a_longmemeval_run_scored_before_the_version_is_flagged_by_health() -> None:
     """Its metrics.json is of the current format but its protocol description has no grounding
     version: read as version 1, behind the current one by as many versions, with the regrade command."""
-    from evaluation.health.judge import grounding_check
-    from evaluation.runs.upgrade import RUN_FORMAT, upgrade_metrics
+    from memeval.evaluation.health.judge import grounding_check
+    from memeval.evaluation.runs.upgrade import RUN_FORMAT, upgrade_metrics
 
     meta = {"run_format": RUN_FORMAT}
     metrics = upgrade_metrics({"provenance": {"protocol": {"protocol": "longmemeval", "version": "1"}}}, meta)

@@ -20,9 +20,13 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.conversations.grounding import GROUNDING_VERSIONS, ground_verdict, head_words
-from evaluation.conversations.locomo import LoCoMoProtocol, grounding, speakers_of
-from evaluation.conversations.longmemeval import LongMemEvalProtocol
+from memeval.evaluation.conversations.grounding import (
+    GROUNDING_VERSIONS,
+    ground_verdict,
+    head_words,
+)
+from memeval.evaluation.conversations.locomo import LoCoMoProtocol, grounding, speakers_of
+from memeval.evaluation.conversations.longmemeval import LongMemEvalProtocol
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"
@@ -75,7 +79,7 @@ def test_version_4_is_kept() -> None:
 def _locomo():
     if not (DATA / "locomo").is_dir():
         pytest.skip("LoCoMo data is not here")
-    from datasets.locomo import LoCoMoLoader
+    from memeval.datasets.locomo import LoCoMoLoader
 
     return LoCoMoLoader(str(DATA)).load()
 
@@ -100,7 +104,7 @@ def test_the_bundle_paraphrases_are_credited_under_4() -> None:
 @pytest.mark.skipif(not (DATA / "locomo" / "audit" / "known_wrong_answers.jsonl").exists(),
                     reason="the known-wrong answers are not here")
 def test_known_wrong_answers_are_accepted_no_more_often() -> None:
-    from evaluation.conversations.known_wrong import (
+    from memeval.evaluation.conversations.known_wrong import (
         GOLD_AUDIT,
         KNOWN_WRONG,
         flagged_questions,

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evaluation.conversations.grounding import GROUNDING_VERSIONS, key_content
-from evaluation.conversations.locomo import LoCoMoProtocol, grounding, speakers_of
-from evaluation.conversations.longmemeval import LongMemEvalProtocol
-from evaluation.conversations.periods import agree, periods
+from memeval.evaluation.conversations.grounding import GROUNDING_VERSIONS, key_content
+from memeval.evaluation.conversations.locomo import LoCoMoProtocol, grounding, speakers_of
+from memeval.evaluation.conversations.longmemeval import LongMemEvalProtocol
+from memeval.evaluation.conversations.periods import agree, periods
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"
@@ -67,7 +67,7 @@ def test_known_wrong_answers_are_accepted_no_more_often_than_under_4() -> None:
     path = DATA / "locomo" / "audit" / "known_wrong_answers.jsonl"
     if not path.exists():
         pytest.skip("LoCoMo audit files not set up (python scripts/fetch_data.py)")
-    from datasets.locomo import LoCoMoLoader
+    from memeval.datasets.locomo import LoCoMoLoader
 
     ds = LoCoMoLoader(str(DATA)).load()
     qs = {q.id: q for q in ds.questions}

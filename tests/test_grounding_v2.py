@@ -10,14 +10,14 @@ import pytest
 from conftest import v1_question
 from omegaconf import OmegaConf
 
-from datasets.locomo import LoCoMoLoader
-from evaluation.conversations.grounding import GROUNDING_VERSIONS, ground_verdict
-from evaluation.conversations.locomo import LoCoMoProtocol, grounding, speakers_of
-from evaluation.conversations.periods import agree, periods
-from evaluation.epbench.evidence import affirmed_text, event_evidence, ground_v2, name_in
-from evaluation.epbench.matcher import checks, list_parts, match_list
-from evaluation.epbench.universe import Chapter, Universe, load_universe
-from evaluation.runs.upgrade import upgrade_config, upgrade_protocol_description
+from memeval.datasets.locomo import LoCoMoLoader
+from memeval.evaluation.conversations.grounding import GROUNDING_VERSIONS, ground_verdict
+from memeval.evaluation.conversations.locomo import LoCoMoProtocol, grounding, speakers_of
+from memeval.evaluation.conversations.periods import agree, periods
+from memeval.evaluation.epbench.evidence import affirmed_text, event_evidence, ground_v2, name_in
+from memeval.evaluation.epbench.matcher import checks, list_parts, match_list
+from memeval.evaluation.epbench.universe import Chapter, Universe, load_universe
+from memeval.evaluation.runs.upgrade import upgrade_config, upgrade_protocol_description
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -75,7 +75,7 @@ def test_audit_locomo_answer_about_the_other_speaker_is_not_grounded(data_dir: P
 def _judge_line(protocol: LoCoMoProtocol, dataset, qid: str, answer: str) -> dict:  # noqa: ANN001
     import asyncio
 
-    from evaluation.conversations.locomo import Verdict
+    from memeval.evaluation.conversations.locomo import Verdict
 
     class Correct:
         async def complete_json(self, messages, schema, max_tokens=None):  # noqa: ANN001, ANN202
@@ -204,13 +204,13 @@ def test_known_wrong_answers_rarely_pass_the_grounding_check(data_dir: Path) -> 
     """Every kept known-wrong LoCoMo answer (SOURCES.md) through grounding version 2 alone:
     at most 7% of either kind passes (version 1: 13% and 23% on the 200 the judge check draws),
     while the label set's accuracy stays at 0.98 or more."""
-    from evaluation.conversations.judge_check import (
+    from memeval.evaluation.conversations.judge_check import (
         load_cases,
         load_dataset,
         run_deterministic,
         score_config,
     )
-    from evaluation.conversations.known_wrong import (
+    from memeval.evaluation.conversations.known_wrong import (
         GOLD_AUDIT,
         KNOWN_WRONG,
         false_accepts,
@@ -250,9 +250,9 @@ def test_custom_list_answers_get_the_model_free_matcher() -> None:
 
 def test_format_0_configs_mean_version_1_and_the_shipped_configs_the_current_version() -> None:
     # EpBench's current version is 7 (tests/test_grounding_v7.py), LoCoMo's 5 (test_grounding_conv_v5.py), custom's 2
-    for name, target, current in (("epbench20", "evaluation.epbench.protocol.EpBenchProtocol", 7),
-                                  ("locomo", "evaluation.conversations.locomo.LoCoMoProtocol", 5),
-                                  ("custom", "evaluation.custom.CustomProtocol", 2)):
+    for name, target, current in (("epbench20", "memeval.evaluation.epbench.protocol.EpBenchProtocol", 7),
+                                  ("locomo", "memeval.evaluation.conversations.locomo.LoCoMoProtocol", 5),
+                                  ("custom", "memeval.evaluation.custom.CustomProtocol", 2)):
         shipped = OmegaConf.load(ROOT / "conf" / "dataset" / f"{name}.yaml")
         assert shipped.protocol.grounding_version == current
         old = {"dataset": {"protocol": {"_target_": target}}}

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from conftest import v1_bundle, v1_question
 
-from evaluation.epbench.evidence import EPBENCH_GROUNDING_VERSIONS
-from evaluation.epbench.matcher import checks
-from evaluation.epbench.protocol import EpBenchProtocol
-from evaluation.epbench.scoring import score_question
-from evaluation.epbench.universe import Universe, load_universe
+from memeval.evaluation.epbench.evidence import EPBENCH_GROUNDING_VERSIONS
+from memeval.evaluation.epbench.matcher import checks
+from memeval.evaluation.epbench.protocol import EpBenchProtocol
+from memeval.evaluation.epbench.scoring import score_question
+from memeval.evaluation.epbench.universe import Universe, load_universe
 
 RUN = v1_bundle("epbench20-local") / "runs" / "epbench20"
 
@@ -78,10 +78,10 @@ def test_version_3_is_accepted_and_unknown_versions_are_refused() -> None:
 
 
 def test_health_flags_a_run_scored_under_an_older_grounding_version(tmp_path: Path) -> None:
-    from evaluation.conversations.locomo import LoCoMoProtocol
-    from evaluation.health.judge import grounding_check
-    from evaluation.runs.health_file import load_thresholds
-    from harness.health import run_health
+    from memeval.evaluation.conversations.locomo import LoCoMoProtocol
+    from memeval.evaluation.health.judge import grounding_check
+    from memeval.evaluation.runs.health_file import load_thresholds
+    from memeval.harness.health import run_health
 
     limits = load_thresholds()["judge"]["grounding"]
     # the v1 bundle's runs were configured before grounding versions (read as version 1):

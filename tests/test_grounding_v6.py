@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import bundled_question, bundled_run, judged_questions
 
-from evaluation.epbench.matcher import checks
-from evaluation.epbench.scoring import score_question
-from evaluation.epbench.universe import Universe, load_universe
+from memeval.evaluation.epbench.matcher import checks
+from memeval.evaluation.epbench.scoring import score_question
+from memeval.evaluation.epbench.universe import Universe, load_universe
 
 BUNDLE = "epbench20-local"
 RUNS = Path(__file__).resolve().parents[1] / "results" / BUNDLE / "runs" / "epbench20"

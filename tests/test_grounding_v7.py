@@ -22,11 +22,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evaluation.epbench.evidence import EPBENCH_GROUNDING_VERSIONS, ground_v2
-from evaluation.epbench.grounding import FULL, gold_support
-from evaluation.epbench.matcher import checks
-from evaluation.epbench.protocol import EpBenchProtocol
-from evaluation.epbench.universe import Chapter, Universe, load_universe
+from memeval.evaluation.epbench.evidence import EPBENCH_GROUNDING_VERSIONS, ground_v2
+from memeval.evaluation.epbench.grounding import FULL, gold_support
+from memeval.evaluation.epbench.matcher import checks
+from memeval.evaluation.epbench.protocol import EpBenchProtocol
+from memeval.evaluation.epbench.universe import Chapter, Universe, load_universe
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLE = ROOT / "results" / "epbench20-local" / "runs" / "epbench20"

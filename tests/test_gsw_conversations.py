@@ -19,12 +19,18 @@ sys.path.insert(0, str(ROOT))
 
 from conftest import v1_bundle  # noqa: E402
 
-from datasets.types import Unit  # noqa: E402
-from methods.gsw.frame import conversation_chunks, mark_pronouns, parse_turns, speaker_lines, unmark  # noqa: E402
-from methods.gsw.kinds import check_kinds  # noqa: E402
-from methods.gsw.operator import OperatorStages, StageSettings, make_chunks, split_sentences  # noqa: E402
-from methods.gsw.schemas import OperatorOutput, SpaceTimeOutput  # noqa: E402
-from model_access.chat import ChatResult  # noqa: E402
+from memeval.datasets.types import Unit  # noqa: E402
+from memeval.methods.gsw.frame import (  # noqa: E402
+    conversation_chunks,
+    mark_pronouns,
+    parse_turns,
+    speaker_lines,
+    unmark,
+)
+from memeval.methods.gsw.kinds import check_kinds  # noqa: E402
+from memeval.methods.gsw.operator import OperatorStages, StageSettings, make_chunks, split_sentences  # noqa: E402
+from memeval.methods.gsw.schemas import OperatorOutput, SpaceTimeOutput  # noqa: E402
+from memeval.model_access.chat import ChatResult  # noqa: E402
 
 INDEX = v1_bundle("locomo-local") / "indexes" / "gsw-194f604fce" / "conv-30" / "chapters"
 DATE = "4:04 pm on 20 January, 2023"  # session 1's date in the data (the unit's timestamp)

@@ -17,12 +17,12 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from scripted_server import ScriptedServer  # noqa: E402
 
-from datasets.types import ContextCap, Corpus, Question, Unit  # noqa: E402
-from methods.base import Services  # noqa: E402
-from methods.gsw.workspace import Workspace  # noqa: E402
-from model_access.cache import ResponseCache  # noqa: E402
-from model_access.chat import ChatModel  # noqa: E402
-from model_access.embed import OpenAICompatibleEmbedder  # noqa: E402
+from memeval.datasets.types import ContextCap, Corpus, Question, Unit  # noqa: E402
+from memeval.methods.base import Services  # noqa: E402
+from memeval.methods.gsw.workspace import Workspace  # noqa: E402
+from memeval.model_access.cache import ResponseCache  # noqa: E402
+from memeval.model_access.chat import ChatModel  # noqa: E402
+from memeval.model_access.embed import OpenAICompatibleEmbedder  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 
@@ -117,8 +117,8 @@ def test_every_config_composes_indexes_and_retrieves(variant: str, tmp_path: Pat
     from hydra import compose, initialize_config_dir
     from hydra.utils import instantiate
 
-    from harness.resolvers import register_resolvers
-    from harness.schema import register_schemas
+    from memeval.harness.resolvers import register_resolvers
+    from memeval.harness.schema import register_schemas
 
     register_resolvers()
     register_schemas()

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from test_gsw_reconciler import FakeLLM, chunk, run
 
-from methods.gsw.method import _count
-from methods.gsw.operator import make_chunks, split_sentences
-from methods.gsw.qa import entries_from
-from methods.gsw.reconciler import Reconciler, chunk_workspace
-from methods.gsw.schemas import OperatorOutput, SpaceTimeOutput
-from methods.gsw.workspace import ChunkRecord, Workspace, is_unanswered, verb_line
+from memeval.methods.gsw.method import _count
+from memeval.methods.gsw.operator import make_chunks, split_sentences
+from memeval.methods.gsw.qa import entries_from
+from memeval.methods.gsw.reconciler import Reconciler, chunk_workspace
+from memeval.methods.gsw.schemas import OperatorOutput, SpaceTimeOutput
+from memeval.methods.gsw.workspace import ChunkRecord, Workspace, is_unanswered, verb_line
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -172,7 +172,7 @@ def test_guard_drops_invented_entities_and_copied_examples_and_counts_them() -> 
 
 def test_prompts_hold_no_benchmark_text() -> None:
     """Regression: the first prompts used the 20-chapter EpBench book's own words as examples."""
-    from methods.gsw import prompts
+    from memeval.methods.gsw import prompts
 
     known = ["Bethpage Black Course", "demonstrated cat leaps", "workshop instructor", "venue of the festival",
              "nervous", "crowded", "date of the gala", "Ezra Edwards", "Carter Stewart", "March 23, 2024"]
@@ -188,7 +188,7 @@ def test_prompts_hold_no_benchmark_text() -> None:
     books = sorted((ROOT / "data" / "epbench").rglob("*.json*"))
     if not books:
         pytest.skip("no EpBench data")
-    from methods.gsw.guard import NEW_EXAMPLES
+    from memeval.methods.gsw.guard import NEW_EXAMPLES
     for book in books:
         body = book.read_text(encoding="utf-8", errors="ignore").lower()
         for ex in NEW_EXAMPLES:
@@ -199,8 +199,8 @@ def test_worked_example_is_its_own_exchange_and_the_real_input_comes_last() -> N
     """The example sits in a user/assistant exchange of its own (not in the instructions, whose
     inline examples the 0.5B model copied into 14 of 15 replies), and the real passage is the last
     user message, so the prefix before it is identical across calls of one kind."""
-    from methods.gsw import prompts
-    from methods.gsw.schemas import OperatorOutput, QuestionEntities, SpaceTimeOutput
+    from memeval.methods.gsw import prompts
+    from memeval.methods.gsw.schemas import OperatorOutput, QuestionEntities, SpaceTimeOutput
 
     op = prompts.operator_messages("Ida Wren sailed.", "Background.")
     st = prompts.spacetime_messages("Ida Wren sailed.", [("e1", "Ida Wren")])
@@ -215,8 +215,8 @@ def test_worked_example_is_its_own_exchange_and_the_real_input_comes_last() -> N
 
 
 def test_operator_prompt_carries_the_papers_substance() -> None:
-    from methods.gsw.operator import StageSettings
-    from methods.gsw.prompts import OPERATOR, operator_messages
+    from memeval.methods.gsw.operator import StageSettings
+    from memeval.methods.gsw.prompts import OPERATOR, operator_messages
 
     for needle in ("implicit actions", "who, whom", "where, when, why and how", "Background", "What may come next"):
         assert needle.lower() in (OPERATOR + operator_messages("p", "Background text")[-1]["content"]).lower(), needle

@@ -15,13 +15,13 @@ sys.path.insert(0, str(ROOT))
 from conftest import v1_bundle  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
 
-from evaluation.health.index import index_checks  # noqa: E402
-from methods.gsw.counters import gsw_counters  # noqa: E402
-from methods.gsw.kinds import check_kinds, is_time, proper_head  # noqa: E402
-from methods.gsw.operator import outputs_of  # noqa: E402
-from methods.gsw.reconciler import Reconciler, chunk_workspace  # noqa: E402
-from methods.gsw.workspace import ChunkRecord, Workspace  # noqa: E402
-from methods.output_guard import ChunkText  # noqa: E402
+from memeval.evaluation.health.index import index_checks  # noqa: E402
+from memeval.methods.gsw.counters import gsw_counters  # noqa: E402
+from memeval.methods.gsw.kinds import check_kinds, is_time, proper_head  # noqa: E402
+from memeval.methods.gsw.operator import outputs_of  # noqa: E402
+from memeval.methods.gsw.reconciler import Reconciler, chunk_workspace  # noqa: E402
+from memeval.methods.gsw.workspace import ChunkRecord, Workspace  # noqa: E402
+from memeval.methods.output_guard import ChunkText  # noqa: E402
 
 # the v1 EpBench bundle's GSW index (tests/fixtures/v1_bundles): the 0.5B model's stored replies
 CHAPTERS = v1_bundle("epbench20-local") / "indexes" / "gsw-4b40f1118a" / "epbench20" / "chapters"
@@ -73,7 +73,7 @@ def test_a_clause_name_is_cut_to_its_proper_name_and_a_date_place_becomes_a_time
 
 
 def test_a_place_is_not_a_person_the_chapter_knows_unless_it_is_named_as_a_place() -> None:
-    from methods.gsw.schemas import OperatorOutput, SpaceTimeOutput
+    from memeval.methods.gsw.schemas import OperatorOutput, SpaceTimeOutput
 
     op = OperatorOutput.model_validate({"entities": [{"id": "e1", "name": "Ida Wren"}, {"id": "e2", "name": "Olek"}]})
     st = SpaceTimeOutput.model_validate({"links": [{"kind": "space", "value": "Ida Wren", "entity_ids": ["e2"]},
@@ -121,8 +121,8 @@ def test_a_repeated_link_is_checked_and_counted_once() -> None:
     """The 0.5B model's JSON space-time replies repeat a line ("time crickets = e1" seven times):
     the repeats are removed before the checks, and kind_drops counts distinct links, so one bad
     value is one drop of two times, not seven of eight."""
-    from methods.gsw.counters import kind_validation
-    from methods.gsw.schemas import OperatorOutput, SpaceTimeOutput
+    from memeval.methods.gsw.counters import kind_validation
+    from memeval.methods.gsw.schemas import OperatorOutput, SpaceTimeOutput
 
     op = OperatorOutput.model_validate({"entities": [{"id": "e1", "name": "Olek"}]})
     raw = {"links": [{"kind": "time", "value": "crickets", "entity_ids": ["e1"]}] * 7

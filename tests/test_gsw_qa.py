@@ -10,17 +10,17 @@ from typing import Any
 from scripted_server import ScriptedServer
 from test_gsw_reconciler import FakeEmbedder, chunk, run
 
-from datasets.types import ContextCap, Corpus, Question, Unit
-from methods.base import Services
-from methods.gsw.method import GSW, GSWIndex
-from methods.gsw.qa import NameMatcher, entries_from, select
-from methods.gsw.reconciler import Reconciler
-from methods.gsw.summaries import summarise
-from methods.gsw.workspace import Workspace
-from model_access.cache import ResponseCache
-from model_access.chat import ChatModel, ChatResult
-from model_access.embed import OpenAICompatibleEmbedder
-from model_access.errors import JsonOutputError, ModelCallError
+from memeval.datasets.types import ContextCap, Corpus, Question, Unit
+from memeval.methods.base import Services
+from memeval.methods.gsw.method import GSW, GSWIndex
+from memeval.methods.gsw.qa import NameMatcher, entries_from, select
+from memeval.methods.gsw.reconciler import Reconciler
+from memeval.methods.gsw.summaries import summarise
+from memeval.methods.gsw.workspace import Workspace
+from memeval.model_access.cache import ResponseCache
+from memeval.model_access.chat import ChatModel, ChatResult
+from memeval.model_access.embed import OpenAICompatibleEmbedder
+from memeval.model_access.errors import JsonOutputError, ModelCallError
 
 ROOT = Path(__file__).resolve().parents[1]
 FIRST = ["Ava", "Bo", "Cal", "Dee", "Eli", "Fay", "Gus", "Hal", "Ivy", "Jon", "Kit", "Lou", "Max", "Ned", "Oli",
@@ -65,8 +65,8 @@ def test_gsw_and_string_norerank_send_different_contexts(tmp_path: Path) -> None
     from hydra import compose, initialize_config_dir
     from hydra.utils import instantiate
 
-    from harness.resolvers import register_resolvers
-    from harness.schema import register_schemas
+    from memeval.harness.resolvers import register_resolvers
+    from memeval.harness.schema import register_schemas
 
     register_resolvers()
     register_schemas()

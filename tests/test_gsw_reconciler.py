@@ -17,15 +17,21 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from scripted_server import hashed_embedding  # noqa: E402
 
-from datasets.types import Unit  # noqa: E402
-from methods.gsw.operator import OperatorStages, StageSettings, make_chunks, outputs_of  # noqa: E402
-from methods.gsw.qa import NameMatcher  # noqa: E402
-from methods.gsw.reconciler import Reconciler, chunk_workspace  # noqa: E402
-from methods.gsw.render import to_dot  # noqa: E402
-from methods.gsw.schemas import OperatorOutput, SpaceTimeOutput  # noqa: E402
-from methods.gsw.workspace import ChunkRecord, Workspace, entity_facts, render_entity, render_text  # noqa: E402
-from model_access.chat import ChatResult  # noqa: E402
-from model_access.errors import JsonOutputError  # noqa: E402
+from memeval.datasets.types import Unit  # noqa: E402
+from memeval.methods.gsw.operator import OperatorStages, StageSettings, make_chunks, outputs_of  # noqa: E402
+from memeval.methods.gsw.qa import NameMatcher  # noqa: E402
+from memeval.methods.gsw.reconciler import Reconciler, chunk_workspace  # noqa: E402
+from memeval.methods.gsw.render import to_dot  # noqa: E402
+from memeval.methods.gsw.schemas import OperatorOutput, SpaceTimeOutput  # noqa: E402
+from memeval.methods.gsw.workspace import (  # noqa: E402
+    ChunkRecord,
+    Workspace,
+    entity_facts,
+    render_entity,
+    render_text,
+)
+from memeval.model_access.chat import ChatResult  # noqa: E402
+from memeval.model_access.errors import JsonOutputError  # noqa: E402
 
 
 class FakeLLM:

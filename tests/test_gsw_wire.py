@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 from conftest import v1_bundle
 
-from methods.gsw import prompts, wire
-from methods.gsw.grammar import operator_grammar, spacetime_grammar
-from methods.gsw.schemas import OperatorOutput, SpaceTimeOutput
-from model_access.chat import _strip_fences
+from memeval.methods.gsw import prompts, wire
+from memeval.methods.gsw.grammar import operator_grammar, spacetime_grammar
+from memeval.methods.gsw.schemas import OperatorOutput, SpaceTimeOutput
+from memeval.model_access.chat import _strip_fences
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLES = [v1_bundle("epbench20-local"), v1_bundle("locomo-local")]
@@ -155,7 +155,7 @@ def test_a_cut_short_last_line_is_dropped_only_when_it_does_not_parse() -> None:
 
 def test_the_wire_covers_every_schema_field() -> None:
     """A field added to the Operator or space-time schema needs a line tag here: fail until then."""
-    from methods.gsw import schemas
+    from memeval.methods.gsw import schemas
 
     fields = {m.__name__: set(m.model_fields) for m in (schemas.OperatorOutput, schemas.OpEntity, schemas.OpRole,
                                                         schemas.OpVerb, schemas.OpQuestion, schemas.OpForward,
@@ -231,11 +231,11 @@ def test_a_saved_gsw_run_reads_as_json_wire_and_replays_its_operator_calls(bundl
     from hydra.utils import instantiate
     from omegaconf import OmegaConf
 
-    from evaluation.runs.upgrade import upgrade_config
-    from methods.gsw.operator import OperatorStages, StageSettings
-    from methods.gsw.workspace import ChunkRecord, Workspace
-    from model_access.cache import ResponseCache
-    from model_access.gate import CallSettings
+    from memeval.evaluation.runs.upgrade import upgrade_config
+    from memeval.methods.gsw.operator import OperatorStages, StageSettings
+    from memeval.methods.gsw.workspace import ChunkRecord, Workspace
+    from memeval.model_access.cache import ResponseCache
+    from memeval.model_access.gate import CallSettings
 
     run = next((bundle / "runs").glob("*/gsw-*"))
     saved = OmegaConf.load(run / "config.yaml")
@@ -278,7 +278,7 @@ def test_the_format_bench_prints_the_operator_token_ratio_last_and_it_meets_the_
     label, _, ratio = out[-1].rpartition(": ")
     assert label == "Operator reply tokens compact/json" and 0.3 < float(ratio) <= 0.6, out
     # the ratios the cost estimate scales its output prior by are these measurements, not guesses
-    from methods.gsw.wire import OPERATOR_FORMAT, SPACETIME_FORMAT
+    from memeval.methods.gsw.wire import OPERATOR_FORMAT, SPACETIME_FORMAT
 
     measured = {row.split("|")[1].strip(): float(row.split("|")[-2]) for row in out
                 if row.startswith(("| operator |", "| spacetime |"))}
@@ -288,10 +288,10 @@ def test_the_format_bench_prints_the_operator_token_ratio_last_and_it_meets_the_
 def test_both_wires_give_the_reconciler_the_same_chunks(scripted, tmp_path: Path) -> None:
     """The same chapter through the scripted server in each wire: the compact calls carry the
     compact prompts and no JSON schema, and every chunk's Operator and space-time data are equal."""
-    from datasets.types import Unit
-    from methods.gsw.operator import OperatorStages, StageSettings
-    from model_access.cache import ResponseCache
-    from model_access.chat import ChatModel
+    from memeval.datasets.types import Unit
+    from memeval.methods.gsw.operator import OperatorStages, StageSettings
+    from memeval.model_access.cache import ResponseCache
+    from memeval.model_access.chat import ChatModel
 
     unit = Unit("1", "Ida Wren sailed to Bryn Cove on June 3, 2029. Ida Wren met Tobin Marwen at Bryn Cove. "
                      "Tobin Marwen gave Ida Wren a map. Ida Wren left Bryn Cove with Tobin Marwen.", 0)
@@ -318,7 +318,7 @@ def test_both_wires_give_the_reconciler_the_same_chunks(scripted, tmp_path: Path
 def test_a_looping_compact_space_time_reply_ends_at_its_first_repeated_line() -> None:
     """A real 0.5B space-time reply from the book's compact run (2026-12-02), as the server sent
     it: after two good lines it wrote one non-time seven times. The cut keeps each line once."""
-    from model_access.repeat_stop import cut_whole
+    from memeval.model_access.repeat_stop import cut_whole
 
     reply = ("space Mara Ledbetter = e1\ntime June 2, 2029 = e1\nspace = e1\n" + "time crickets = e1\n" * 7)
     cut = cut_whole("line_blocks", reply)
@@ -327,9 +327,9 @@ def test_a_looping_compact_space_time_reply_ends_at_its_first_repeated_line() ->
 
 
 def test_compact_indexes_carry_the_wire_version_and_json_ones_keep_their_names() -> None:
-    from evaluation.runs.upgrade import GSW as GSW_TARGET
-    from evaluation.runs.upgrade import index_identity_view, upgrade_config
-    from methods.gsw.method import GSW
+    from memeval.evaluation.runs.upgrade import GSW as GSW_TARGET
+    from memeval.evaluation.runs.upgrade import index_identity_view, upgrade_config
+    from memeval.methods.gsw.method import GSW
 
     compact, json_wire = GSW(services=None), GSW(services=None, wire="json")  # type: ignore[arg-type]
     assert compact.params()["wire"] == "compact" and compact.params()["wire_version"] == wire.WIRE_VERSION

@@ -58,7 +58,7 @@ def test_embedding_rag_run_writes_every_artifact_and_reruns_for_free(scripted, t
     assert (run / "metrics.json").read_text() == metrics_before
     assert "new model calls this invocation: 0" in second.stdout
 
-    from evaluation.rescore import main as rescore
+    from memeval.evaluation.rescore import main as rescore
 
     (run / "metrics.json").unlink()
     assert rescore([str(run)]) == 0
@@ -149,7 +149,7 @@ def test_secrets_never_reach_run_artifacts(scripted, tmp_path, data_dir) -> None
 
 
 def test_redaction_blanks_secret_values_but_keeps_variable_names() -> None:
-    from evaluation.runs.folder import REDACTED, redact
+    from memeval.evaluation.runs.folder import REDACTED, redact
 
     cfg = {"llm": {"api_key": "sk-123", "api_key_env": "OPENAI_API_KEY", "nested": [{"token": "t"}]}}
     out = redact(cfg)
@@ -158,7 +158,7 @@ def test_redaction_blanks_secret_values_but_keeps_variable_names() -> None:
 
 
 def test_error_analysis_frame(scripted, tmp_path, data_dir) -> None:
-    from evaluation.report.questions import question_frame
+    from memeval.evaluation.report.questions import question_frame
 
     r = run_cli(["method=embedding_rag", "dataset=epbench20", "subset.n=5",
                  *scripted_overrides(scripted, tmp_path, data_dir)])

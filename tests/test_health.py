@@ -14,19 +14,19 @@ from typing import Any
 import pytest
 from conftest import v1_bundle, v1_run
 
-from evaluation.health.answer import answer_checks, loop
-from evaluation.health.context import context_checks, is_empty
-from evaluation.health.index import index_checks
-from evaluation.health.judge import judge_checks
-from evaluation.runs.health_file import load_thresholds, read_health
-from evaluation.runs.upgrade import RUN_FORMAT
-from harness.health import index_folder, run_health, write_health
-from methods.output_guard import name_problem
+from memeval.evaluation.health.answer import answer_checks, loop
+from memeval.evaluation.health.context import context_checks, is_empty
+from memeval.evaluation.health.index import index_checks
+from memeval.evaluation.health.judge import judge_checks
+from memeval.evaluation.runs.health_file import load_thresholds, read_health
+from memeval.evaluation.runs.upgrade import RUN_FORMAT
+from memeval.harness.health import index_folder, run_health, write_health
+from memeval.methods.output_guard import name_problem
 
 TH = load_thresholds()
-LIGHTRAG = "methods.external.lightrag.LightRAGMethod"
-EPBENCH = "evaluation.epbench.protocol.EpBenchProtocol"
-LOCOMO = "evaluation.conversations.locomo.LoCoMoProtocol"
+LIGHTRAG = "memeval.methods.external.lightrag.LightRAGMethod"
+EPBENCH = "memeval.evaluation.epbench.protocol.EpBenchProtocol"
+LOCOMO = "memeval.evaluation.conversations.locomo.LoCoMoProtocol"
 REFUSAL = "Sorry, I'm not able to provide an answer to that question.[no-context]"
 
 
@@ -41,7 +41,7 @@ def _pred(i: int, context: str, answer: str = "Henry Reed", **kw: Any) -> dict[s
             "context_chapters": ["1"], **kw}
 
 
-def make_run(root: Path, predictions: list[dict[str, Any]], method: str = "methods.vanilla.Vanilla",
+def make_run(root: Path, predictions: list[dict[str, Any]], method: str = "memeval.methods.vanilla.Vanilla",
              protocol: str = EPBENCH, judgments: list[dict[str, Any]] | None = None,
              metrics: dict[str, Any] | None = None, index_folder: str | None = None, units: int = 3) -> Path:
     """A scored run folder as the score stage leaves it (current formats)."""
@@ -278,10 +278,10 @@ def test_a_decline_in_the_models_own_voice_counts_and_a_claim_about_the_user_doe
 
 def test_every_declared_answer_prompt_example_is_in_its_answer_prompt() -> None:
     """Each answer prompt version's declared examples are in the messages that version sends."""
-    from datasets.types import Question
-    from evaluation.conversations.locomo import LoCoMoProtocol
-    from evaluation.conversations.locomo_answer import ANSWER_PROMPT_VERSIONS
-    from evaluation.conversations.longmemeval import LongMemEvalProtocol
+    from memeval.datasets.types import Question
+    from memeval.evaluation.conversations.locomo import LoCoMoProtocol
+    from memeval.evaluation.conversations.locomo_answer import ANSWER_PROMPT_VERSIONS
+    from memeval.evaluation.conversations.longmemeval import LongMemEvalProtocol
 
     q = Question("q", "c", "When?", ("x",), (), {"question_date": "2023/05/01"})
     protocols = [(LongMemEvalProtocol(), {})] + [
@@ -336,7 +336,7 @@ def test_judge_kappa_from_judgments_when_the_metrics_hold_no_raw_agreement(tmp_p
 
 
 def test_judge_kappa_on_verdicts_and_the_hand_labels(tmp_path: Path) -> None:
-    from evaluation.conversations.locomo import JUDGE_PROMPTS, LoCoMoProtocol
+    from memeval.evaluation.conversations.locomo import JUDGE_PROMPTS, LoCoMoProtocol
 
     agree = [{"question_id": f"q{i}", "category": 1, "correct": i % 2, "grounded": bool(i % 2)} for i in range(30)]
     rule = [{"question_id": f"r{i}", "category": 5, "judge_prompt": JUDGE_PROMPTS[2], "correct": 1, "grounded": False}
@@ -358,8 +358,8 @@ def test_judge_kappa_on_verdicts_and_the_hand_labels(tmp_path: Path) -> None:
 
 
 def test_unmeasured_checks_say_so_in_every_table_and_old_files_read_as_meant_now(tmp_path: Path) -> None:
-    from evaluation.health.table import markdown, rows, side_by_side
-    from evaluation.runs.health_file import Check, Health
+    from memeval.evaluation.health.table import markdown, rows, side_by_side
+    from memeval.evaluation.runs.health_file import Check, Health
 
     health = Health([Check("judge_false_accepts", "judge", "not_measured", None, {"warn": 0.1}, "none measured"),
                      Check("judge_failures", "judge", "ok", 0.0, {"warn": 0.0}, "0 failed")])
@@ -398,7 +398,7 @@ def _gsw_chapter(folder: Path, ch: str, entities: list[str], dated: bool = True)
 
 
 def test_gsw_counters_find_empty_chapters_and_sentence_names(tmp_path: Path) -> None:
-    from methods.gsw.method import GSW
+    from memeval.methods.gsw.method import GSW
 
     _gsw_chapter(tmp_path, "1", ["Henry Reed", "He", "Adrenaline coursed through his veins", "High Line"])
     _gsw_chapter(tmp_path, "2", [], dated=False)
@@ -412,7 +412,7 @@ def test_gsw_counters_find_empty_chapters_and_sentence_names(tmp_path: Path) -> 
 
 
 def test_seem_counters_report_frames_without_events_and_merges_against_their_reason(tmp_path: Path) -> None:
-    from methods.seem.method import SEEM
+    from memeval.methods.seem.method import SEEM
 
     event = {"participants": ["Jon"], "action": "opens a dance studio", "time_raw": "", "location": ""}
     frames = [{"id": "F1", "summary": "s", "events": [event], "provenance": ["1", "2", "3"]},
@@ -437,7 +437,7 @@ def test_seem_counters_report_frames_without_events_and_merges_against_their_rea
 
 
 def test_lightrag_counters_read_entities_and_relations_per_document(tmp_path: Path) -> None:
-    from methods.external.lightrag import LightRAGMethod
+    from memeval.methods.external.lightrag import LightRAGMethod
 
     pkg = tmp_path / "package"
     docs = {str(i): {"content": f"Chapter {i}. Henry Reed met Zoe Brown."} for i in range(1, 5)}
@@ -456,7 +456,7 @@ def test_lightrag_counters_read_entities_and_relations_per_document(tmp_path: Pa
 
 
 def test_graphrag_counters_from_totals_are_a_lower_bound_and_from_tables_exact(tmp_path: Path) -> None:
-    from methods.external.graphrag import GraphRAGMethod
+    from memeval.methods.external.graphrag import GraphRAGMethod
 
     _write_json(tmp_path / "index_done.json", {"index": {"counts": {"text_units": 19, "entities": 38,
                                                                     "relationships": 2, "communities": 1}}})
@@ -494,7 +494,7 @@ def test_graphrag_counters_from_totals_are_a_lower_bound_and_from_tables_exact(t
 
 
 def test_hipporag2_counters_find_the_one_shot_example_copied(tmp_path: Path) -> None:
-    from methods.external.hipporag2 import HippoRAG2Method
+    from memeval.methods.external.hipporag2 import HippoRAG2Method
 
     docs = [{"idx": "a", "passage": "Jon met Gina.", "extracted_entities": ["Jon", "Gina", "3 July 2001", "Hindi"],
              "extracted_triples": [["Jon", "located in", "India"]]},
@@ -526,7 +526,7 @@ def test_names_that_are_not_noun_phrases() -> None:
 def test_health_json_is_written_and_read_back_and_a_bundle_finds_its_index(tmp_path: Path) -> None:
     bundle = tmp_path / "bundle"
     _gsw_chapter(bundle / "indexes" / "gsw-abc" / "book", "1", ["Henry Reed", "He"])
-    run = make_run(bundle, [_pred(i, f"ctx {i}") for i in range(4)], method="methods.gsw.method.GSW",
+    run = make_run(bundle, [_pred(i, f"ctx {i}") for i in range(4)], method="memeval.methods.gsw.method.GSW",
                    index_folder="runs/_indexes/gsw-abc")
     assert index_folder(run, "runs/_indexes/gsw-abc") == bundle / "indexes" / "gsw-abc"
     health = write_health(run, TH)
@@ -546,7 +546,7 @@ def test_a_same_named_index_folder_of_another_dataset_under_the_working_director
     monkeypatch.chdir(cwd)
     bundle = tmp_path / "bundle"
     _gsw_chapter(bundle / "indexes" / "gsw-abc" / "book", "1", ["Henry Reed", "He"])
-    run = make_run(bundle, [_pred(0, "c")], method="methods.gsw.method.GSW", index_folder="runs/_indexes/gsw-abc")
+    run = make_run(bundle, [_pred(0, "c")], method="memeval.methods.gsw.method.GSW", index_folder="runs/_indexes/gsw-abc")
     assert index_folder(run, "runs/_indexes/gsw-abc") == Path("runs/_indexes/gsw-abc")  # the first that exists
     assert index_folder(run, "runs/_indexes/gsw-abc", ("book",)) == bundle / "indexes" / "gsw-abc"
     assert _by_name(run_health(run, TH))["names_not_noun_phrase"].value == 0.5
@@ -555,7 +555,7 @@ def test_a_same_named_index_folder_of_another_dataset_under_the_working_director
 def test_a_run_whose_recorded_index_folder_is_gone_finds_its_index_beside_the_runs(tmp_path: Path) -> None:
     """Regrades before 2026-12-05 recorded a scratch index folder, deleted when they ended."""
     _gsw_chapter(tmp_path / "runs" / "_indexes" / "gsw-abc" / "book", "1", ["Henry Reed", "He"])
-    run = make_run(tmp_path, [_pred(0, "c")], method="methods.gsw.method.GSW",
+    run = make_run(tmp_path, [_pred(0, "c")], method="memeval.methods.gsw.method.GSW",
                    index_folder="/tmp/regrade-gone/indexes/gsw-abc")
     assert index_folder(run, "/tmp/regrade-gone/indexes/gsw-abc") == tmp_path / "runs" / "_indexes" / "gsw-abc"
     assert _by_name(run_health(run, TH))["names_not_noun_phrase"].value == 0.5
@@ -564,10 +564,10 @@ def test_a_run_whose_recorded_index_folder_is_gone_finds_its_index_beside_the_ru
 def test_an_index_only_run_gets_the_index_checks_from_the_command(tmp_path: Path, capsys: Any) -> None:
     """`stages=[index]` (an index-health probe) leaves no metrics.json: the command checks its
     index instead of refusing it, and a folder with neither file is still refused."""
-    from cli.health import main
+    from memeval.cli.health import main
 
     _gsw_chapter(tmp_path / "runs" / "_indexes" / "gsw-abc" / "book", "1", ["Henry Reed", "He"])
-    run = make_run(tmp_path, [], method="methods.gsw.method.GSW", index_folder="runs/_indexes/gsw-abc")
+    run = make_run(tmp_path, [], method="memeval.methods.gsw.method.GSW", index_folder="runs/_indexes/gsw-abc")
     for name in ("metrics.json", "predictions.jsonl", "judgments.jsonl"):
         (run / name).unlink()
     assert main([str(run)]) == 1  # half the names are not noun phrases: a failed index check
@@ -581,7 +581,7 @@ def test_an_index_only_run_gets_the_index_checks_from_the_command(tmp_path: Path
 def test_a_method_without_counters_is_trivially_ok_and_a_missing_index_warns(tmp_path: Path) -> None:
     run = make_run(tmp_path / "a", [_pred(0, "c")])
     assert _by_name(run_health(run, TH))["extraction"].status == "ok"
-    run = make_run(tmp_path / "b", [_pred(0, "c")], method="methods.gsw.method.GSW", index_folder="nowhere/gsw-x")
+    run = make_run(tmp_path / "b", [_pred(0, "c")], method="memeval.methods.gsw.method.GSW", index_folder="nowhere/gsw-x")
     assert _by_name(run_health(run, TH))["extraction"].status == "warn"
 
 
@@ -589,7 +589,7 @@ def test_the_command_loads_the_thresholds_hydra_composes() -> None:
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    from harness.schema import register_schemas
+    from memeval.harness.schema import register_schemas
 
     register_schemas()
     with initialize_config_dir(config_dir=str(Path(__file__).resolve().parents[1] / "conf"), version_base=None):
@@ -600,7 +600,7 @@ def test_the_command_loads_the_thresholds_hydra_composes() -> None:
 
 
 def test_memeval_health_prints_one_table_and_fails_on_a_failed_check(tmp_path: Path, capsys) -> None:
-    from cli.commands import COMMANDS
+    from memeval.cli.commands import COMMANDS
 
     run = make_run(tmp_path, [_pred(i, REFUSAL) for i in range(5)], method=LIGHTRAG)
     assert COMMANDS["health"].main([str(run)]) == 1
@@ -610,7 +610,7 @@ def test_memeval_health_prints_one_table_and_fails_on_a_failed_check(tmp_path: P
 
 
 def test_side_by_side_puts_each_check_on_one_row_with_a_column_per_run(tmp_path: Path, capsys) -> None:
-    from cli.commands import COMMANDS
+    from memeval.cli.commands import COMMANDS
 
     bad = make_run(tmp_path / "a", [_pred(i, REFUSAL) for i in range(5)], method=LIGHTRAG)
     bad = bad.rename(bad.with_name("lightrag-0000000001"))
@@ -647,7 +647,7 @@ def test_the_v1_bundles_say_what_issue_24_found(bundle: str) -> None:
 def test_a_saved_config_gets_todays_thresholds_for_checks_added_after_it() -> None:
     """A run saved before a check existed (mem0's EpBench run predates source_copies) is replayed
     with that check's current threshold; the thresholds it saved stay as saved."""
-    from evaluation.runs.upgrade import upgrade_config
+    from memeval.evaluation.runs.upgrade import upgrade_config
 
     saved = {"health": {"index": {"empty": {"warn": 0.3, "fail": 0.9}}}}
     health = upgrade_config(saved).health
@@ -660,7 +660,7 @@ def test_a_saved_config_gets_todays_thresholds_for_checks_added_after_it() -> No
 def test_memeval_health_on_a_bundled_run_checks_it_and_leaves_its_files(capsys) -> None:
     # a bundle's run folder is the bundle's: writing health.json there changed a shipped file
     # (and left a lock beside it) under manifest.json's digests
-    from cli import health as health_cli
+    from memeval.cli import health as health_cli
 
     run = v1_run("epbench20-local", "vanilla")  # a bundle's run folder (beside the bundle's manifest.json)
     before = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
@@ -672,7 +672,7 @@ def test_memeval_health_on_a_bundled_run_checks_it_and_leaves_its_files(capsys) 
 
 
 def test_hedged_answers_are_short_answers_offering_alternatives() -> None:
-    from evaluation.health.answer import hedges
+    from memeval.evaluation.health.answer import hedges
 
     assert hedges("July 15 or 16, 2023", "When did she move?")
     assert hedges("Counseling or mental health.", "What field is she going into?")

@@ -7,15 +7,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from evaluation.health.example_phrases import (
+from memeval.evaluation.health.example_phrases import (
     example_ngrams,
     example_phrase_checks,
     foreign,
     found,
     words,
 )
-from methods.gsw.method import GSW
-from methods.seem.method import SEEM
+from memeval.methods.gsw.method import GSW
+from memeval.methods.seem.method import SEEM
 
 TH = {"context": {"warn": 0.0, "fail": 0.5}, "index": {"warn": 0.0, "fail": 0.5}}
 EXAMPLE = "Mira Tolk fixed the torn kite in her garage for the beach festival."

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from evaluation.health.speakers import Turns, speaker_swaps_check, swap
-from evaluation.health.stored import Claim
-from evaluation.health.support import context_support_check, index_support_check
-from evaluation.health.support_calibration import score_labels
-from evaluation.health.support_text import Source, unsupported_share
+from memeval.evaluation.health.speakers import Turns, speaker_swaps_check, swap
+from memeval.evaluation.health.stored import Claim
+from memeval.evaluation.health.support import context_support_check, index_support_check
+from memeval.evaluation.health.support_calibration import score_labels
+from memeval.evaluation.health.support_text import Source, unsupported_share
 
 TH = {"claim_share": 0.2, "min_content": 2, "date_window": 7, "warn": 0.05, "fail": 0.2, "frame_share": 0.9}
 SOURCE_TEXT = ("Marla opened a small bakery on the harbour road on 27 May 2023. She bakes rye loaves "

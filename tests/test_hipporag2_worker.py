@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from methods.external import envs
+from memeval.methods.external import envs
 
 sys.path.insert(0, str(Path(envs.__file__).parent / "workers"))
 import hipporag2_worker  # noqa: E402

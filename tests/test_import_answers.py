@@ -14,8 +14,14 @@ from typing import Any
 import pytest
 from conftest import ROOT, scripted_overrides
 
-from cli.import_answers import main as import_main
-from datasets.answers_file import FORMAT, AnswerRow, AnswersFileError, read_answers, write_answers
+from memeval.cli.import_answers import main as import_main
+from memeval.datasets.answers_file import (
+    FORMAT,
+    AnswerRow,
+    AnswersFileError,
+    read_answers,
+    write_answers,
+)
 
 HEADER: dict[str, Any] = {
     "name": "elsewhere", "system": "Elsewhere Memory", "system_version": "0.1", "answering_model": "remote-model-x",
@@ -31,7 +37,7 @@ def _overrides(scripted: Any, tmp: Path, data_dir: Path) -> list[str]:
 
 
 def _locomo(data_dir: Path) -> Any:
-    from datasets.locomo import LoCoMoLoader
+    from memeval.datasets.locomo import LoCoMoLoader
 
     return LoCoMoLoader(str(data_dir)).load()
 
@@ -59,7 +65,7 @@ def test_import_judge_score_and_rescore_end_to_end(scripted, tmp_path: Path, dat
                       latency_ms=12.5)
             for i, q in enumerate(qs)]
     sha = write_answers(path, {**HEADER, "data_version": data.version}, rows)
-    cmd = [sys.executable, "-m", "cli.main", "import-answers", str(path), *_overrides(scripted, tmp_path, data_dir)]
+    cmd = [sys.executable, "-m", "memeval.cli.main", "import-answers", str(path), *_overrides(scripted, tmp_path, data_dir)]
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     (run,) = sorted((tmp_path / "runs" / "locomo").glob("elsewhere-*"))
@@ -82,7 +88,7 @@ def test_import_judge_score_and_rescore_end_to_end(scripted, tmp_path: Path, dat
     assert "remote-model-x" in (run / "results.md").read_text()
     usage = json.loads((run / "usage.json").read_text())
     assert "answer" not in usage["stages"] or usage["stages"]["answer"]["fresh"]["calls"] == 0
-    r2 = subprocess.run([sys.executable, "-m", "cli.main", "rescore", str(run)], cwd=ROOT, capture_output=True,
+    r2 = subprocess.run([sys.executable, "-m", "memeval.cli.main", "rescore", str(run)], cwd=ROOT, capture_output=True,
                         text=True, timeout=300)
     assert r2.returncode == 0, r2.stderr[-2000:]
     assert (run / "metrics.json").read_bytes() == metrics
@@ -91,8 +97,8 @@ def test_import_judge_score_and_rescore_end_to_end(scripted, tmp_path: Path, dat
     assert r3.returncode == 0 and "new model calls this invocation: 0" in r3.stdout
     assert len(scripted.requests) == before and sorted((tmp_path / "runs" / "locomo").glob("elsewhere-*")) == [run]
     # a replay keeps the answers file, so a replayed folder (verify --keep, then export) replays on its own
-    from cli.bundle.rerun import rerun
-    from model_access.cache import ResponseCache
+    from memeval.cli.bundle.rerun import rerun
+    from memeval.model_access.cache import ResponseCache
 
     first = rerun(run, tmp_path / "replay1", None, None, data_dir, ResponseCache(None))
     assert first.ok, first.problems(5)
@@ -105,9 +111,9 @@ def test_import_judge_score_and_rescore_end_to_end(scripted, tmp_path: Path, dat
 def test_a_changed_file_is_refused_by_the_method(tmp_path: Path) -> None:
     import asyncio
 
-    from datasets.types import ContextCap, Question
-    from methods.base import Services
-    from methods.imported import ImportedAnswers
+    from memeval.datasets.types import ContextCap, Question
+    from memeval.methods.base import Services
+    from memeval.methods.imported import ImportedAnswers
 
     path = _answers(tmp_path, ["conv-30-q0"])
     sha = read_answers(path).sha256
@@ -174,7 +180,7 @@ def test_header_and_rows_are_checked(tmp_path: Path) -> None:
 def _ids(cfg_dataset: list[str], data_dir: Path) -> tuple[str, list[str]]:
     from hydra.utils import instantiate
 
-    from harness.estimate import compose
+    from memeval.harness.estimate import compose
 
     cfg = compose([*cfg_dataset, f"data_dir={data_dir}"])
     ds = instantiate(cfg.dataset.loader).load()
@@ -201,9 +207,9 @@ def test_the_plugin_refuses_a_run_that_was_not_imported(tmp_path: Path) -> None:
     """method=imported chosen by hand (the local model would be named as the answerer) is refused."""
     from types import SimpleNamespace
 
-    from datasets.types import ContextCap
-    from methods.base import Services
-    from methods.imported import ImportedAnswers, run_meta
+    from memeval.datasets.types import ContextCap
+    from memeval.methods.base import Services
+    from memeval.methods.imported import ImportedAnswers, run_meta
 
     path = _answers(tmp_path, ["conv-30-q0"])
     sha = read_answers(path).sha256

@@ -15,14 +15,14 @@ import openai
 from conftest import ROOT, run_cli, scripted_overrides
 from omegaconf import OmegaConf
 
-from evaluation.runs.folder import config_hash
-from harness.build import identity, own_index_model
-from harness.estimate import compose
-from methods.external.proxy import ModelProxy
-from model_access.cache import ResponseCache
-from model_access.chat import ChatModel
-from model_access.embed import OpenAICompatibleEmbedder
-from model_access.usage import UsageLedger, stage
+from memeval.evaluation.runs.folder import config_hash
+from memeval.harness.build import identity, own_index_model
+from memeval.harness.estimate import compose
+from memeval.methods.external.proxy import ModelProxy
+from memeval.model_access.cache import ResponseCache
+from memeval.model_access.chat import ChatModel
+from memeval.model_access.embed import OpenAICompatibleEmbedder
+from memeval.model_access.usage import UsageLedger, stage
 
 
 def test_the_default_indexer_is_the_answering_model_and_keeps_folder_names() -> None:
@@ -95,7 +95,7 @@ def test_a_run_indexes_with_its_own_model_and_names_it(scripted, tmp_path, data_
     operator = [b for b in chats if "[GSW:operator]" in json.dumps(b["messages"])]
     assert operator and {b["model"] for b in operator} == {"scripted-indexer"}
     assert "indexing model: **scripted-indexer**" in (run / "results.md").read_text()
-    from evaluation.compare import main as compare
+    from memeval.evaluation.compare import main as compare
 
     capsys.readouterr()
     assert compare([str(run)]) == 0  # the comparison names which run indexed with which model

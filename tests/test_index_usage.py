@@ -10,11 +10,16 @@ from pathlib import Path
 import pytest
 from sweep_runs import run_dir, sweep_root
 
-from evaluation.bundle import facts
-from evaluation.conversations.locomo import LoCoMoProtocol
-from evaluation.epbench.order import credited_mapping
-from evaluation.epbench.protocol import EpBenchProtocol
-from evaluation.runs.index_usage import RECORD, read_index_usage, record_of_run, record_session
+from memeval.evaluation.bundle import facts
+from memeval.evaluation.conversations.locomo import LoCoMoProtocol
+from memeval.evaluation.epbench.order import credited_mapping
+from memeval.evaluation.epbench.protocol import EpBenchProtocol
+from memeval.evaluation.runs.index_usage import (
+    RECORD,
+    read_index_usage,
+    record_of_run,
+    record_session,
+)
 
 
 def _call(model: str, p: int, c: int, cached: bool = True) -> dict:

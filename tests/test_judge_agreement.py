@@ -6,11 +6,11 @@ import math
 
 import pytest
 
-from evaluation.agreement import agreement, cohen_kappa
-from evaluation.epbench.matcher import checks
-from evaluation.epbench.metrics import view
-from evaluation.epbench.protocol import EpBenchProtocol
-from evaluation.epbench.universe import Universe
+from memeval.evaluation.agreement import agreement, cohen_kappa
+from memeval.evaluation.epbench.matcher import checks
+from memeval.evaluation.epbench.metrics import view
+from memeval.evaluation.epbench.protocol import EpBenchProtocol
+from memeval.evaluation.epbench.universe import Universe
 
 U = Universe(dates=frozenset({"May 11, 2026", "October 13, 2024"}),
              locations=frozenset({"Port Jefferson", "High Line"}), source="test")
@@ -92,9 +92,9 @@ def test_metrics_report_both_credits_and_agreement(lines: list[dict]) -> None:
 def test_the_judges_agreement_is_its_raw_verdicts_whatever_the_headline_credit(lines: list[dict]) -> None:
     """Grounded credit agrees with the matcher it reads (1.00 here); the judge credited a refusal
     (0.50): the table's judge column and the report's agreement cells show the judge."""
-    from evaluation.agreement import judge_block
-    from evaluation.epbench.table import PRESENTATION
-    from evaluation.report.tables import path_cell
+    from memeval.evaluation.agreement import judge_block
+    from memeval.evaluation.epbench.table import PRESENTATION
+    from memeval.evaluation.report.tables import path_cell
 
     preds = [{"question_id": c[0], "answer": c[-1], "context_tokens": 1} for c in CASES]
     (column,) = [c for t in PRESENTATION.tables for c in t.columns if c.cell == "agreement"]
@@ -111,8 +111,8 @@ def test_the_judges_agreement_is_its_raw_verdicts_whatever_the_headline_credit(l
 
 
 def test_judge_block_reads_the_raw_credit_of_a_grounded_block() -> None:
-    from evaluation.agreement import judge_block
-    from evaluation.bundle.manifest import judge_agreement
+    from memeval.evaluation.agreement import judge_block
+    from memeval.evaluation.bundle.manifest import judge_agreement
 
     raw = {"kappa": 0.1, "n_items": 9, "item_agreement": 0.3, "n_questions": 8, "question_agreement": 0.25}
     old = {"credit": "grounded", "kappa": 0.9, "n_items": 9, "item_agreement": 0.99, "n_questions": 8,

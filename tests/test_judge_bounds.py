@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from evaluation.epbench.judge import (
+from memeval.evaluation.epbench.judge import (
     BOUNDED_ITEMS,
     EXPLANATION_CHARS,
     ITEM_CHARS,
@@ -22,9 +22,9 @@ from evaluation.epbench.judge import (
     judge_two_pass,
     judgment_model,
 )
-from evaluation.epbench.protocol import EpBenchProtocol
-from model_access.chat import ChatResult
-from model_access.tokenizer import get_encoding
+from memeval.evaluation.epbench.protocol import EpBenchProtocol
+from memeval.model_access.chat import ChatResult
+from memeval.model_access.tokenizer import get_encoding
 
 
 class LoopingJudge:

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from cli import judge_check
-from datasets.locomo import LoCoMoLoader
-from evaluation import calibration
-from evaluation.conversations import known_wrong as kw
-from evaluation.conversations.locomo import LoCoMoProtocol
+from memeval.cli import judge_check
+from memeval.datasets.locomo import LoCoMoLoader
+from memeval.evaluation import calibration
+from memeval.evaluation.conversations import known_wrong as kw
+from memeval.evaluation.conversations.locomo import LoCoMoProtocol
 
 # invented wrong answers to real conv-30 questions (q2 "by dancing", q8 "28 January 2023",
 # q39 "Contemporary"); q18 is a yes/no question, q21 and q31 are flagged by the gold audit
@@ -66,7 +66,7 @@ def test_flagged_yes_no_and_unknown_questions_are_left_out(tmp_path: Path, conv3
 
 
 def test_subset_is_stratified_by_kind_seeded_and_in_file_order(conv30) -> None:  # noqa: ANN001
-    from evaluation.conversations.judge_check import Case
+    from memeval.evaluation.conversations.judge_check import Case
 
     q = conv30.questions[0]
     cases = [Case({"id": f"{k}{i}", "answer": "", "correct": 0, "category": k}, q)
@@ -152,7 +152,7 @@ def test_known_wrong_needs_locomo_and_names_the_fix(data_dir: Path, tmp_path: Pa
     assert judge_check.main(["--dataset", "epbench", "--deterministic-only", "--known-wrong",
                              "--data-dir", str(data_dir)]) == 2
     assert "LoCoMo's" in capsys.readouterr().err
-    from cli.known_wrong import known_wrong_file
+    from memeval.cli.known_wrong import known_wrong_file
 
     empty = tmp_path / "data"
     empty.mkdir()

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from cli import judge_check
-from datasets.epbench import EpBenchLoader
-from evaluation.epbench import judge_check as labels
-from evaluation.epbench.universe import KIND_BY_RETRIEVAL
+from memeval.cli import judge_check
+from memeval.datasets.epbench import EpBenchLoader
+from memeval.evaluation.epbench import judge_check as labels
+from memeval.evaluation.epbench.universe import KIND_BY_RETRIEVAL
 
 CATEGORIES = {"correct", "partial", "refusal", "hallucinated", "over-long", "paraphrase", "wrong-date-format",
               "zero-cue-refusal", "zero-cue-hallucinated"}

@@ -11,12 +11,12 @@ import pytest
 from conftest import run_cli, scripted_overrides
 from scripted_server import ScriptedServer
 
-from cli import judge_matrix
-from evaluation.judge_matrix.criteria import CRITERIA, messages
-from evaluation.judge_matrix.matrix import kendall
-from evaluation.judge_matrix.render import figure, table
-from evaluation.report.build import ReportError, build_report
-from evaluation.runs.health_file import read_health
+from memeval.cli import judge_matrix
+from memeval.evaluation.judge_matrix.criteria import CRITERIA, messages
+from memeval.evaluation.judge_matrix.matrix import kendall
+from memeval.evaluation.judge_matrix.render import figure, table
+from memeval.evaluation.report.build import ReportError, build_report
+from memeval.evaluation.runs.health_file import read_health
 
 METHODS = ("vanilla", "embedding_rag")
 

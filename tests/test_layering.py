@@ -4,7 +4,7 @@ Every import in every module, lazy ones inside functions included, is read from 
 so a forbidden import or an import loop fails here even on a code path no other test runs.
 There is no exception list: a module's layer is its package's (LAYERS), and a `__main__` module
 is an entry point nothing imports, so it sits on the top layer by definition (a thin
-`python -m evaluation.X` alias may call the command in cli/).
+`python -m memeval.evaluation.X` alias may call the command in cli/).
 """
 
 from __future__ import annotations
@@ -13,34 +13,36 @@ import ast
 from collections.abc import Iterable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("model_access", "datasets", "methods", "evaluation", "harness", "cli")
+ROOT = Path(__file__).resolve().parents[1] / "src"
+PACKAGES = ("memeval.model_access", "memeval.datasets", "memeval.methods", "memeval.evaluation",
+            "memeval.harness", "memeval.cli")
 # lower number = lower layer; a module may import only its own layer or lower ones
 LAYERS = {
-    "model_access": 0,
-    "datasets": 1,
-    "methods": 2,
-    "evaluation": 2,  # the package's __init__ (a docstring) and the shared modules below
-    "evaluation.protocol": 2, "evaluation.presentation": 2, "evaluation.stats": 2, "evaluation.agreement": 2,
-    "evaluation.answer_text": 2, "evaluation.retrieval_diagnostics": 2, "evaluation.labels": 2,
-    "evaluation.epbench": 3, "evaluation.conversations": 3, "evaluation.custom": 3,
-    "evaluation.runs": 4,
+    "memeval": 0, "memeval.paths": 0,  # the namespace's docstring and where the checkout's folders are
+    "memeval.model_access": 0,
+    "memeval.datasets": 1,
+    "memeval.methods": 2,
+    "memeval.evaluation": 2,  # the package's __init__ (a docstring) and the shared modules below
+    "memeval.evaluation.protocol": 2, "memeval.evaluation.presentation": 2, "memeval.evaluation.stats": 2, "memeval.evaluation.agreement": 2,
+    "memeval.evaluation.answer_text": 2, "memeval.evaluation.retrieval_diagnostics": 2, "memeval.evaluation.labels": 2,
+    "memeval.evaluation.epbench": 3, "memeval.evaluation.conversations": 3, "memeval.evaluation.custom": 3,
+    "memeval.evaluation.runs": 4,
     # what reads run folders only: the report, compare, rescore, the bundle formats
-    "evaluation.report": 5, "evaluation.compare": 5, "evaluation.rescore": 5, "evaluation.bundle": 5,
-    "evaluation.label_check": 5,  # credits of judged run folders against hand labels
-    "evaluation.explore": 5,  # the results explorer: reads run folders only, like the report
-    "evaluation.judge_check": 5,  # the package holds only the old command form's __main__
-    "evaluation.health": 5,  # run health: reads run folders; the index counters come as plain data
-    "evaluation.judge_matrix": 5,  # re-judges run folders (no harness)
-    "harness": 6,
-    "cli": 7,
+    "memeval.evaluation.report": 5, "memeval.evaluation.compare": 5, "memeval.evaluation.rescore": 5, "memeval.evaluation.bundle": 5,
+    "memeval.evaluation.label_check": 5,  # credits of judged run folders against hand labels
+    "memeval.evaluation.explore": 5,  # the results explorer: reads run folders only, like the report
+    "memeval.evaluation.judge_check": 5,  # the package holds only the old command form's __main__
+    "memeval.evaluation.health": 5,  # run health: reads run folders; the index counters come as plain data
+    "memeval.evaluation.judge_matrix": 5,  # re-judges run folders (no harness)
+    "memeval.harness": 6,
+    "memeval.cli": 7,
 }
 TOP = max(LAYERS.values())
 # pairs that share only lower layers: the plugins never judge, the benchmark families stay apart
 # (evaluation.custom combines both families)
-SEPARATE = (("methods", "evaluation"), ("evaluation", "methods"),
-            ("evaluation.epbench", "evaluation.conversations"),
-            ("evaluation.conversations", "evaluation.epbench"))
+SEPARATE = (("memeval.methods", "memeval.evaluation"), ("memeval.evaluation", "memeval.methods"),
+            ("memeval.evaluation.epbench", "memeval.evaluation.conversations"),
+            ("memeval.evaluation.conversations", "memeval.evaluation.epbench"))
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
@@ -52,7 +54,8 @@ def module_name(path: Path, root: Path = ROOT) -> str:
 
 def modules(root: Path = ROOT) -> dict[str, Path]:
     """Every module of PACKAGES under root, by dotted name."""
-    return {module_name(p, root): p for pkg in PACKAGES for p in sorted((root / pkg).rglob("*.py"))}
+    found = {module_name(p, root): p for pkg in PACKAGES for p in sorted((root / pkg.replace(".", "/")).rglob("*.py"))}
+    return found | {module_name(p, root): p for p in sorted((root / "memeval").glob("*.py"))}
 
 
 def imports_in(src: str, name: str, is_package: bool = False) -> list[tuple[str, list[str]]]:
@@ -167,7 +170,7 @@ def violations(name: str, imported: set[str]) -> list[str]:
 def test_every_module_has_a_layer() -> None:
     unplaced = [name for name in modules() if layer(name) is None]
     assert not unplaced, f"give these modules a layer in tests/test_layering.py: {unplaced}"
-    assert {name.split(".")[0] for name in modules()} == set(PACKAGES)
+    assert {".".join(name.split(".")[:2]) for name in modules() if name.count(".")} >= set(PACKAGES)
 
 
 def test_no_module_imports_a_higher_layer() -> None:
@@ -183,34 +186,34 @@ def test_no_import_cycles() -> None:
 
 def test_the_scan_catches_a_forbidden_import() -> None:
     """Lazy imports inside a function count, relative ones too."""
-    src = ("def f():\n    from harness.pipeline import run\n    from ..report import build_report\n"
-           "    from ..conversations.locomo import Verdict\n    import cli.main\n"
-           "    from methods.base import MemoryMethod\n")
-    name = "evaluation.epbench.probe"
-    known = {"harness.pipeline", "evaluation.report", "evaluation.conversations.locomo", "cli.main",
-             "methods.base"}
+    src = ("def f():\n    from memeval.harness.pipeline import run\n    from ..report import build_report\n"
+           "    from ..conversations.locomo import Verdict\n    import memeval.cli.main\n"
+           "    from memeval.methods.base import MemoryMethod\n")
+    name = "memeval.evaluation.epbench.probe"
+    known = {"memeval.harness.pipeline", "memeval.evaluation.report", "memeval.evaluation.conversations.locomo", "memeval.cli.main",
+             "memeval.methods.base"}
     found = resolve(imports_in(src, name), known)
     assert found == known
     assert len(violations(name, found)) >= 5
-    assert violations("cli.probe", found - {"evaluation.conversations.locomo", "methods.base"}) == []
-    assert violations("harness.probe", {"evaluation.report"}) == []  # the runner may use the report
-    assert violations("harness.probe", {"cli.main"})  # but never a command
-    assert violations("cli.probe", {"evaluation.bundle.__main__"})  # nothing imports an entry point
-    assert violations("evaluation.bundle.__main__", {"cli.bundle"}) == []  # an entry point may call cli
+    assert violations("memeval.cli.probe", found - {"memeval.evaluation.conversations.locomo", "memeval.methods.base"}) == []
+    assert violations("memeval.harness.probe", {"memeval.evaluation.report"}) == []  # the runner may use the report
+    assert violations("memeval.harness.probe", {"memeval.cli.main"})  # but never a command
+    assert violations("memeval.cli.probe", {"memeval.evaluation.bundle.__main__"})  # nothing imports an entry point
+    assert violations("memeval.evaluation.bundle.__main__", {"memeval.cli.bundle"}) == []  # an entry point may call cli
 
 
 def test_the_cycle_finder_catches_a_hand_made_cycle(tmp_path: Path) -> None:
     """Three modules of a fake tree import each other in a loop, one lazily and one relatively;
     a fourth imports into the loop without closing it."""
-    pkg = tmp_path / "harness"
-    pkg.mkdir()
+    pkg = tmp_path / "memeval" / "harness"
+    pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text('"""Fake."""\n')
-    (pkg / "a.py").write_text("from harness.b import thing\n")
+    (pkg / "a.py").write_text("from memeval.harness.b import thing\n")
     (pkg / "b.py").write_text("def thing():\n    from . import c\n")
-    (pkg / "c.py").write_text("import harness.a\n")
+    (pkg / "c.py").write_text("import memeval.harness.a\n")
     (pkg / "d.py").write_text("from .a import thing\n")
     edges = graph(tmp_path)
-    assert cycles(edges) == [["harness.a", "harness.b", "harness.c"]]
-    edges["harness.c"].discard("harness.a")
+    assert cycles(edges) == [["memeval.harness.a", "memeval.harness.b", "memeval.harness.c"]]
+    edges["memeval.harness.c"].discard("memeval.harness.a")
     assert cycles(edges) == []
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from methods.external import envs
+from memeval.methods.external import envs
 
 sys.path.insert(0, str(Path(envs.__file__).parent / "workers"))
 import lightrag_worker  # noqa: E402

@@ -16,14 +16,14 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_cli
 
-from model_access.local_server import running_llama_servers
+from memeval.model_access.local_server import running_llama_servers
 
 
 def _local_ready() -> str | None:
     try:
-        from model_access.local_embedder import SentenceTransformerEmbedder
-        from model_access.local_models import gguf_path
-        from model_access.local_server import find_llama_server
+        from memeval.model_access.local_embedder import SentenceTransformerEmbedder
+        from memeval.model_access.local_models import gguf_path
+        from memeval.model_access.local_server import find_llama_server
 
         find_llama_server()
         gguf_path("qwen2.5-coder-0.5b")

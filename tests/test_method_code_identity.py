@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_cli, scripted_overrides
 
-from evaluation.runs.folder import config_hash
-from harness.estimate import compose
-from harness.plugin import method_code
+from memeval.evaluation.runs.folder import config_hash
+from memeval.harness.estimate import compose
+from memeval.harness.plugin import method_code
 
-PLUGIN = '''from methods.vanilla import Vanilla
+PLUGIN = '''from memeval.methods.vanilla import Vanilla
 
 
 class MyMethod(Vanilla):
@@ -29,7 +29,7 @@ def _plugin(folder: Path, version: int, name: str) -> str:
 
 
 def test_an_out_of_tree_method_names_a_new_run_folder_when_its_code_changes(tmp_path: Path, monkeypatch) -> None:
-    from harness.build import identity
+    from memeval.harness.build import identity
 
     monkeypatch.syspath_prepend(str(tmp_path))
     target = _plugin(tmp_path, 1, "plugin_identity_a")
@@ -64,15 +64,15 @@ def test_an_out_of_tree_package_hashes_every_file_of_it(tmp_path: Path, monkeypa
 def test_a_core_method_keeps_its_run_name_and_records_its_code(option: str) -> None:
     """Core methods: the code hash never joins the folder name (every saved run keeps its name,
     tests/test_upgrade.py); meta.json's record covers the plugin's own package."""
-    from harness.build import _code_meta, identity
+    from memeval.harness.build import _code_meta, identity
 
     cfg = compose([f"method={option}"])
     assert "method_code" not in identity(cfg)
     meta = _code_meta(cfg.method)
     assert meta is not None and meta["core"] is True and len(meta["sha256"]) == 64
-    module = meta["module"].split(".")
+    module = meta["module"].removeprefix("memeval.").split(".")
     if len(module) > 2:  # a package of its own (methods/gsw/, methods/external/): all of its files
-        assert meta["files"] == len(list((ROOT / "methods" / module[1]).rglob("*.py"))) > 1
+        assert meta["files"] == len(list((ROOT / "src" / "memeval" / "methods" / module[1]).rglob("*.py"))) > 1
     else:
         assert meta["files"] == 1
 

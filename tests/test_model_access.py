@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from pydantic import BaseModel
 
-from model_access.cache import ResponseCache, cache_key
-from model_access.chat import ChatModel
-from model_access.embed import OpenAICompatibleEmbedder
-from model_access.errors import ConfigError, JsonOutputError, ModelCallError
-from model_access.usage import UsageLedger, stage
+from memeval.model_access.cache import ResponseCache, cache_key
+from memeval.model_access.chat import ChatModel
+from memeval.model_access.embed import OpenAICompatibleEmbedder
+from memeval.model_access.errors import ConfigError, JsonOutputError, ModelCallError
+from memeval.model_access.usage import UsageLedger, stage
 
 MSG = [{"role": "user", "content": "Material: Chapter text about Ada Lovelace.\n\nQuestion: who?"}]
 

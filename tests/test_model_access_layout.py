@@ -60,13 +60,13 @@ def test_no_two_model_access_modules_import_each_other_in_a_loop() -> None:
 
 
 def test_the_old_cache_command_names_the_new_one(tmp_path) -> None:
-    out = subprocess.run([sys.executable, "-m", "model_access.cache", "stats"], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "memeval.model_access.cache", "stats"], capture_output=True,
                          text=True, cwd=ROOT)
-    assert out.returncode == 2 and "python -m model_access.cache_cli" in out.stderr
+    assert out.returncode == 2 and "python -m memeval.model_access.cache_cli" in out.stderr
 
 
 def test_the_tokenizer_cache_lives_under_memeval_home(tmp_path, monkeypatch) -> None:
-    from model_access.tokenizer import install_offline_encoding
+    from memeval.model_access.tokenizer import install_offline_encoding
 
     monkeypatch.setenv("MEMEVAL_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "elsewhere"))  # restored afterwards

@@ -10,9 +10,9 @@ import pytest
 from conftest import run_cli, scripted_overrides
 from omegaconf import OmegaConf
 
-from datasets.types import ContextCap
-from methods.base import Services
-from methods.external.graphrag import GraphRAGMethod
+from memeval.datasets.types import ContextCap
+from memeval.methods.base import Services
+from memeval.methods.external.graphrag import GraphRAGMethod
 
 TESTS = Path(__file__).parent
 CONF = TESTS.parent / "conf" / "method"
@@ -35,7 +35,7 @@ def test_harness_records_a_methods_own_answer_and_skips_the_shared_call(scripted
 def test_shared_prompt_is_the_default_everywhere() -> None:
     """The shared prompt unless the experiment says otherwise: the paper experiment has every
     package answer with its own prompt (its method configs read experiment.answer_with)."""
-    from harness.estimate import compose
+    from memeval.harness.estimate import compose
 
     for name in ("graphrag", "lightrag", "hipporag2"):
         assert OmegaConf.to_container(OmegaConf.load(CONF / f"{name}.yaml"))["answer_with"] == "${experiment.answer_with}"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, scripted_overrides
 
-from evaluation.protocol import provenance_header, questions_text
-from harness.estimate import compose, estimate, format_estimate
+from memeval.evaluation.protocol import provenance_header, questions_text
+from memeval.harness.estimate import compose, estimate, format_estimate
 
 EXAMPLE = ROOT / "examples" / "saltmarsh"
 
@@ -23,7 +23,7 @@ def test_every_question_unless_a_preset_or_subset_n_asks() -> None:
 
 
 def test_a_custom_dataset_runs_every_question_by_default(tmp_path: Path) -> None:
-    from harness.build import build
+    from memeval.harness.build import build
 
     cfg = compose(["dataset=custom", f"dataset.path={EXAMPLE}", "method=vanilla", f"output_root={tmp_path}",
                    f"cache_path={tmp_path / 'c.sqlite'}"])

@@ -11,10 +11,10 @@ from types import SimpleNamespace
 import pytest
 from omegaconf import OmegaConf
 
-from evaluation.protocol import experiment_line, provenance_header
-from evaluation.report.setup_lines import setup_lines
-from harness.estimate import compose
-from harness.experiment import deviations
+from memeval.evaluation.protocol import experiment_line, provenance_header
+from memeval.evaluation.report.setup_lines import setup_lines
+from memeval.harness.estimate import compose
+from memeval.harness.experiment import deviations
 
 ROOT = Path(__file__).resolve().parents[1]
 # what the GSW paper ran (Section "Baselines", Tables 7-9), as conf/ names the models

@@ -57,9 +57,9 @@ def test_serving_overrides_reach_the_command_and_leave_the_run_folder_alone(caps
     """LoCoMo's Vanilla runs on one server slot (four slots timed out prefilling the conversation
     four times at once): the queue's command carries it, and the run keeps its folder, so a run
     begun on four slots resumes in the same folder from the cache."""
-    from evaluation.runs.folder import config_hash
-    from harness.build import identity
-    from harness.estimate import compose
+    from memeval.evaluation.runs.folder import config_hash
+    from memeval.harness.build import identity
+    from memeval.harness.estimate import compose
 
     assert plan.main(["--only", "locomo-local", "--commands"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -85,9 +85,9 @@ def test_gsw_chunks_conversations_by_words_in_every_row_of_a_conversation_bundle
 def test_longmemeval_rows_start_one_server_per_local_model() -> None:
     """LongMemEval's answering model takes 2 x 32k slots; its judge and a 1.5B indexer take the
     same, so the run starts one 1.5B server, and the run folder is the one without them."""
-    from evaluation.runs.folder import config_hash
-    from harness.build import identity
-    from harness.estimate import compose
+    from memeval.evaluation.runs.folder import config_hash
+    from memeval.harness.build import identity
+    from memeval.harness.estimate import compose
 
     for _, label, method, overrides in plan.plan_rows("longmemeval-local"):
         cfg = compose([f"method={method}", *overrides])

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 from conftest import run_cli, scripted_overrides
 
-from model_access.preflight import (
+from memeval.model_access.preflight import (
     Endpoint,
     EndpointError,
     Reply,

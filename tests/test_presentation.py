@@ -13,17 +13,17 @@ import pytest
 from conftest import v1_bundle
 from omegaconf import OmegaConf
 
-from datasets.types import Dataset, Question
-from evaluation.compare import main as compare_main
-from evaluation.conversations.locomo import LoCoMoProtocol
-from evaluation.presentation import Column, Presentation, ReportTable
-from evaluation.protocol import Protocol
-from evaluation.report import build_report
-from evaluation.runs.folder import RunFolder
-from evaluation.runs.presentation import presentation_for
-from evaluation.runs.scored import load_run
-from evaluation.runs.scoring import saved_metrics_text, score_run
-from harness.tracking import group_tables
+from memeval.datasets.types import Dataset, Question
+from memeval.evaluation.compare import main as compare_main
+from memeval.evaluation.conversations.locomo import LoCoMoProtocol
+from memeval.evaluation.presentation import Column, Presentation, ReportTable
+from memeval.evaluation.protocol import Protocol
+from memeval.evaluation.report import build_report
+from memeval.evaluation.runs.folder import RunFolder
+from memeval.evaluation.runs.presentation import presentation_for
+from memeval.evaluation.runs.scored import load_run
+from memeval.evaluation.runs.scoring import saved_metrics_text, score_run
+from memeval.harness.tracking import group_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCOMO = v1_bundle("locomo-local") / "runs" / "locomo"  # the v1 bundle's runs (tests/fixtures/v1_bundles)

@@ -15,8 +15,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import project_mde  # noqa: E402
 
-from evaluation.runs.paired import paired_differences  # noqa: E402
-from evaluation.runs.scored import load_runs  # noqa: E402
+from memeval.evaluation.runs.paired import paired_differences  # noqa: E402
+from memeval.evaluation.runs.scored import load_runs  # noqa: E402
 
 BUNDLE = "epbench20-local"
 

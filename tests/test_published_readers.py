@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from datasets.answers_file import read_answers
-from datasets.published import AlignmentError, convert, reader_name
-from datasets.published.align import LoCoMoQuestions
+from memeval.datasets.answers_file import read_answers
+from memeval.datasets.published import AlignmentError, convert, reader_name
+from memeval.datasets.published.align import LoCoMoQuestions
 
 PUBLISHED = next((p for p in (Path(__file__).resolve().parents[2] / "shared" / "data" / "published",
                               Path("/work/shared/data/published")) if p.is_dir()), None)

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from cli.import_answers import main as import_main
-from datasets.answers_file import AnswerRow, write_answers
-from datasets.locomo import LoCoMoLoader
-from evaluation.conversations.locomo import published_majority
-from evaluation.label_check import check, rates
+from memeval.cli.import_answers import main as import_main
+from memeval.datasets.answers_file import AnswerRow, write_answers
+from memeval.datasets.locomo import LoCoMoLoader
+from memeval.evaluation.conversations.locomo import published_majority
+from memeval.evaluation.label_check import check, rates
 
 HEADER: dict[str, Any] = {
     "name": "elsewhere", "system": "Elsewhere Memory", "answering_model": "remote-model-x",
@@ -101,8 +101,8 @@ if __name__ == "__main__":
 
 
 def test_imported_run_health_measures_no_context_and_no_prompt_copy(imported_run: tuple[Path, list[Any]]) -> None:
-    from evaluation.runs.health_file import NOT_MEASURED, load_thresholds
-    from harness.health import run_health
+    from memeval.evaluation.runs.health_file import NOT_MEASURED, load_thresholds
+    from memeval.harness.health import run_health
 
     run, _ = imported_run
     checks = {c.name: c for c in run_health(run, load_thresholds(None)).checks}
@@ -115,8 +115,8 @@ def test_imported_run_health_measures_no_context_and_no_prompt_copy(imported_run
 
 def test_imported_run_replays_from_its_own_copy(imported_run: tuple[Path, list[Any]], tmp_path: Path) -> None:
     """A bundle ships the run folder: its copy of the answers file, not the original path, feeds the replay."""
-    from cli.bundle.rerun import rerun
-    from methods.imported import RUN_COPY
+    from memeval.cli.bundle.rerun import rerun
+    from memeval.methods.imported import RUN_COPY
 
     run, _ = imported_run
     assert (run / RUN_COPY).exists()
@@ -136,8 +136,8 @@ def test_imported_run_replays_from_its_own_copy(imported_run: tuple[Path, list[A
 
 def test_published_table_pairs_each_system_with_its_answerers_full_context(imported_run: tuple[Path, list[Any]],
                                                                           tmp_path: Path, data_dir: Path) -> None:
-    from evaluation.report.imported import model_family, published_table
-    from evaluation.runs.scored import load_runs
+    from memeval.evaluation.report.imported import model_family, published_table
+    from memeval.evaluation.runs.scored import load_runs
 
     run, rows = imported_run
     base = tmp_path / "fc.jsonl"

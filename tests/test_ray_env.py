@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import ray_env
-from methods.external import envs
+from memeval.harness import ray_env
+from memeval.methods.external import envs
 
 ROOT = Path(__file__).resolve().parents[1]
 PIN = re.compile(r"^([a-z0-9][a-z0-9._-]*)==([^ \\]+)", re.M)

@@ -42,8 +42,8 @@ def _pypi_reachable() -> bool:
 @pytest.fixture(scope="module")
 def ray_env() -> Path:
     """The Ray environment; skipped (saying why, in the skip reason and a warning) only offline."""
-    from harness.ray_env import ensure_ray_env
-    from methods.external.envs import EnvSetupError
+    from memeval.harness.ray_env import ensure_ray_env
+    from memeval.methods.external.envs import EnvSetupError
 
     try:
         return ensure_ray_env(log=lambda m: print(m, file=sys.stderr, flush=True))
@@ -109,7 +109,7 @@ def _versions(tmp: Path) -> dict[str, str | None]:
 
 def test_ray_sweep_on_two_nodes_matches_a_serial_sweep_and_pays_each_call_once(
         ray_env, scripted, tmp_path, data_dir) -> None:
-    from harness.ray_env import python
+    from memeval.harness.ray_env import python
 
     serial = _sweep(sys.executable, scripted, tmp_path / "serial", data_dir)
     serial_calls = _calls(scripted.requests)
@@ -151,7 +151,7 @@ for command in config["head_start_ray_commands"] + config["worker_start_ray_comm
 
 
 def test_the_documented_cluster_config_passes_rays_own_validation(ray_env) -> None:
-    from harness.ray_env import python
+    from memeval.harness.ray_env import python
 
     r = subprocess.run([str(python(ray_env)), "-c", CHECK_CLUSTER_YAML, str(ROOT / "docs" / "ray_cluster.yaml")],
                        capture_output=True, text=True, timeout=300, cwd=ROOT)

@@ -12,7 +12,7 @@ import pytest
 from conftest import _data_dir, run_cli, scripted_overrides, v1_bundle
 from scripted_server import ScriptedServer
 
-from cli import regrade
+from memeval.cli import regrade
 
 
 def _digest(folder: Path) -> dict[str, str]:
@@ -53,15 +53,15 @@ def test_regrade_writes_a_new_run_under_the_changed_version_with_no_request(made
     # the index it recorded is still there for the health checks and the explorer
     assert Path(json.loads((new / "index.json").read_text())["index_folder"]).is_dir()
     # a table of runs scored under different grounding versions says they do not compare
-    from evaluation.compare import main as compare
+    from memeval.evaluation.compare import main as compare
 
     assert compare([str(run), str(new)]) == 0
     (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("- scoring:")]
     assert "grounding v3" in line and "grounding v7" in line and "DIFFERS" in line
     # ... and so do the report's tables and the line under every figure's title
-    from evaluation.report.figures import setup_line
-    from evaluation.report.tables import provenance
-    from evaluation.runs.scored import load_runs
+    from memeval.evaluation.report.figures import setup_line
+    from memeval.evaluation.report.tables import provenance
+    from memeval.evaluation.runs.scored import load_runs
 
     runs = load_runs([run, new])
     (flag,) = [x for x in provenance(runs) if x.startswith("credit:")]
@@ -96,8 +96,8 @@ def test_a_run_saved_before_grounding_versions_regrades_from_its_bundle(tmp_path
     # read as version 1) regraded under version 4 from the bundle's own calls (its extract in
     # tests/fixtures/v1_bundles keeps that run's calls; the manifest's file list names more than the
     # extract holds, so the calls are imported as `bundle import` does after its hash check)
-    from model_access.cache_cli import import_bundle
-    from model_access.cache_store import open_cache
+    from memeval.model_access.cache_cli import import_bundle
+    from memeval.model_access.cache_store import open_cache
 
     bundle = v1_bundle("epbench20-local")
     cache = tmp_path / "calls.sqlite"

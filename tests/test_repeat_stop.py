@@ -9,10 +9,15 @@ import random
 
 from pydantic import BaseModel
 
-from methods.gsw.schemas import OperatorOutput
-from model_access.cache import ResponseCache
-from model_access.chat import ChatModel
-from model_access.repeat_stop import NgramScanner, RepeatScanner, cut_repeats, cut_text_repeats
+from memeval.methods.gsw.schemas import OperatorOutput
+from memeval.model_access.cache import ResponseCache
+from memeval.model_access.chat import ChatModel
+from memeval.model_access.repeat_stop import (
+    NgramScanner,
+    RepeatScanner,
+    cut_repeats,
+    cut_text_repeats,
+)
 
 
 def _ent(i: int, name: str) -> dict:
@@ -100,9 +105,9 @@ def test_client_stops_reading_at_the_repeat_and_caches_under_its_own_key(scripte
 
 
 def test_gsw_index_key_names_the_rule_only_when_on() -> None:
-    from evaluation.runs.upgrade import GSW as GSW_TARGET
-    from evaluation.runs.upgrade import index_identity_view
-    from methods.gsw.method import GSW
+    from memeval.evaluation.runs.upgrade import GSW as GSW_TARGET
+    from memeval.evaluation.runs.upgrade import index_identity_view
+    from memeval.methods.gsw.method import GSW
 
     off, on = GSW(services=None, stop_repeats=False), GSW(services=None)  # type: ignore[arg-type]
     assert off.params()["stop_repeats"] is False and on.params()["stop_repeats"] is True  # on: the default
@@ -114,7 +119,7 @@ def test_gsw_index_key_names_the_rule_only_when_on() -> None:
 def test_a_reply_stored_whole_is_cut_when_read(scripted, tmp_path, monkeypatch) -> None:
     """The Batch API queue stores replies whole; reading one under the rule gives the cut text,
     the same as a streamed call would have (the cut is idempotent on a cut reply)."""
-    import model_access.chat as chat_module
+    import memeval.model_access.chat as chat_module
 
     async def whole_reply(client, req, rule):  # what a batch collection stores: no streaming
         return await client.chat.completions.create(**req)

@@ -10,7 +10,7 @@ import json
 
 from conftest import streamed_cuts
 
-from model_access.repeat_stop import RULES, cut_by, cut_whole
+from memeval.model_access.repeat_stop import RULES, cut_by, cut_whole
 
 
 def _edges(indices: list[int]) -> dict:

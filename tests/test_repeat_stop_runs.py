@@ -9,7 +9,7 @@ import json
 
 from conftest import streamed_cuts
 
-from model_access.repeat_stop import RULES, cut_by, cut_whole
+from memeval.model_access.repeat_stop import RULES, cut_by, cut_whole
 
 HEAD = [{"id": "Ada_Roon", "name": "Ada Roon", "type": "Person", "description": "A weaver from Velden."},
         {"id": "Velden", "name": "Velden", "type": "Place", "description": "A valley town."}]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import random
 
-from model_access.repeat_stop import RULES, cut_whole, scanner_for
+from memeval.model_access.repeat_stop import RULES, cut_whole, scanner_for
 
 LOOP = "The fair is a place where weavers can meet and share their patterns with friends. "
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from datasets.facts import dataset_facts, repeated_questions
-from datasets.locomo import LoCoMoLoader
-from datasets.types import Question
-from evaluation.runs.blocks import repeats_block, repeats_line
+from memeval.datasets.facts import dataset_facts, repeated_questions
+from memeval.datasets.locomo import LoCoMoLoader
+from memeval.datasets.types import Question
+from memeval.evaluation.runs.blocks import repeats_block, repeats_line
 
 
 def _q(qid: str, text: str, evidence: list[str], corpus: str = "c1") -> Question:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from sweep_runs import METHODS, perfect_copy, run_dir, sweep_dirs, sweep_root
 
-from evaluation.report import ReportError, build_report
-from evaluation.report.__main__ import main as report_main
+from memeval.evaluation.report import ReportError, build_report
+from memeval.evaluation.report.__main__ import main as report_main
 
 
 @pytest.fixture(scope="module")

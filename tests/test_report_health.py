@@ -13,14 +13,14 @@ import pytest
 from conftest import v1_bundle
 from sweep_runs import perfect_copy, run_dir, sweep_root
 
-from evaluation.compare import main as compare_main
-from evaluation.report import build_report
-from evaluation.report.__main__ import main as report_main
-from evaluation.report.prices import Reference, api_equivalent
-from evaluation.report.tables import star_allowed, table3
-from evaluation.runs.health_file import Check, Health
-from evaluation.runs.index_usage import record_session
-from evaluation.runs.scored import load_run
+from memeval.evaluation.compare import main as compare_main
+from memeval.evaluation.report import build_report
+from memeval.evaluation.report.__main__ import main as report_main
+from memeval.evaluation.report.prices import Reference, api_equivalent
+from memeval.evaluation.report.tables import star_allowed, table3
+from memeval.evaluation.runs.health_file import Check, Health
+from memeval.evaluation.runs.index_usage import record_session
+from memeval.evaluation.runs.scored import load_run
 
 FAIL = Check("distinct_contexts", "context", "fail", 0.2, 0.5, "9 distinct contexts for 40 questions")
 WARN = Check("looping_answers", "answer", "warn", 0.1, 0.05, "4 of 40 answers repeat an item")
@@ -216,8 +216,8 @@ def test_figures_draw_a_stratified_subsets_weighted_overall(tmp_path, monkeypatc
     the population-weighted overall. The figures now draw that one, named, beside the plain mean."""
     import matplotlib.axes
 
-    from evaluation.report import figures
-    from evaluation.runs.scored import load_runs
+    from memeval.evaluation.report import figures
+    from memeval.evaluation.runs.scored import load_runs
 
     runs = load_runs(sorted((v1_bundle("epbench20-local") / "runs" / "epbench20").iterdir()))
     p = runs[0].presentation

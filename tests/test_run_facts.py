@@ -41,7 +41,7 @@ def test_facts_read_from_the_run_folder(tmp_path: Path) -> None:
 
 
 def test_run_facts_name_the_experiment_and_an_indexing_model_of_its_own(tmp_path: Path) -> None:
-    from evaluation.bundle.facts import section
+    from memeval.evaluation.bundle.facts import section
 
     old, new = tmp_path / "gsw-old", tmp_path / "hipporag2-new"
     _write(old)
@@ -58,7 +58,7 @@ def test_run_facts_name_the_experiment_and_an_indexing_model_of_its_own(tmp_path
 def test_a_packages_own_failed_calls_reach_the_failure_column(tmp_path: Path) -> None:
     """Graphiti's worker records its failures under info.index (the real 1.5B run: 8 edge replies
     cut, 2 episodes skipped); the column read only `stats` and said 'none counted'."""
-    from evaluation.bundle.facts import facts
+    from memeval.evaluation.bundle.facts import facts
 
     run = tmp_path / "graphiti-abc"
     _write(run)

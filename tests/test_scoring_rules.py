@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from conftest import bundled_run
 
-from evaluation.runs.folder import RunFolder
-from evaluation.runs.rules import RuleDifference, changes, rule_summary
-from evaluation.runs.scored import load_runs
-from evaluation.runs.scoring import score_run
+from memeval.evaluation.runs.folder import RunFolder
+from memeval.evaluation.runs.rules import RuleDifference, changes, rule_summary
+from memeval.evaluation.runs.scored import load_runs
+from memeval.evaluation.runs.scoring import score_run
 
 
 def _diff(rule: str, diff: float, low: float, high: float, starred: bool = False) -> RuleDifference:

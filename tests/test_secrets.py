@@ -13,13 +13,13 @@ from pathlib import Path
 
 from conftest import run_cli, scripted_overrides
 
-from methods.external import envs
-from methods.external.proxy import ModelProxy
-from methods.external.worker_protocol import WorkerClient
-from model_access.cache import ResponseCache
-from model_access.chat import ChatModel
-from model_access.embed import OpenAICompatibleEmbedder
-from model_access.usage import UsageLedger
+from memeval.methods.external import envs
+from memeval.methods.external.proxy import ModelProxy
+from memeval.methods.external.worker_protocol import WorkerClient
+from memeval.model_access.cache import ResponseCache
+from memeval.model_access.chat import ChatModel
+from memeval.model_access.embed import OpenAICompatibleEmbedder
+from memeval.model_access.usage import UsageLedger
 
 SECRET = "sk-test-DO-NOT-LEAK-5f3a9c1e77"
 WORKERS = Path(envs.__file__).parent / "workers"

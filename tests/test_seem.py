@@ -12,17 +12,22 @@ import networkx as nx
 import pytest
 from scripted_server import ScriptedServer
 
-from datasets.types import ContextCap, Corpus, Question, Unit
-from methods.base import Services
-from methods.seem import render
-from methods.seem.frames import Frame, Passage, split_passages
-from methods.seem.fusion import Fusion, Memory
-from methods.seem.graph import build_graph, passage_scores, personalised_pagerank, question_seeds
-from methods.seem.retrieval import rrf
-from methods.seem.rpe import expand, fit_tokens, render_context, spoken_dates
-from model_access.cache import ResponseCache
-from model_access.chat import ChatModel
-from model_access.embed import OpenAICompatibleEmbedder
+from memeval.datasets.types import ContextCap, Corpus, Question, Unit
+from memeval.methods.base import Services
+from memeval.methods.seem import render
+from memeval.methods.seem.frames import Frame, Passage, split_passages
+from memeval.methods.seem.fusion import Fusion, Memory
+from memeval.methods.seem.graph import (
+    build_graph,
+    passage_scores,
+    personalised_pagerank,
+    question_seeds,
+)
+from memeval.methods.seem.retrieval import rrf
+from memeval.methods.seem.rpe import expand, fit_tokens, render_context, spoken_dates
+from memeval.model_access.cache import ResponseCache
+from memeval.model_access.chat import ChatModel
+from memeval.model_access.embed import OpenAICompatibleEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -145,7 +150,7 @@ def test_rpe_token_cap_drops_lowest_ranked_passages_first() -> None:
     ranked = [Frame("F1", "parade", [], ["1", "3"]), Frame("F2", "bike", [], ["2"])]
     exp = expand(ranked, ps, max_units=None)
     full = render_context(corpus, [ps[p] for p in exp.kept], ranked, [])
-    from model_access.tokenizer import count_tokens
+    from memeval.model_access.tokenizer import count_tokens
 
     cap = ContextCap(max_tokens=count_tokens(full) - 1)
 
@@ -185,8 +190,8 @@ def _method(variant: str, server: ScriptedServer, store: Path, cap: ContextCap, 
     from hydra import compose, initialize_config_dir
     from hydra.utils import instantiate
 
-    from harness.resolvers import register_resolvers
-    from harness.schema import register_schemas
+    from memeval.harness.resolvers import register_resolvers
+    from memeval.harness.schema import register_schemas
 
     register_resolvers()
     register_schemas()
@@ -292,8 +297,8 @@ def test_a_guard_change_gives_the_index_a_new_identity(tmp_path: Path, monkeypat
     """Regression: a stored SEEM index built before a guard change was reused, while a bundle
     replay rebuilt it with the new guard and disagreed with the stored run. The guard version is
     part of the index-defining settings, so the two can no longer share a folder."""
-    import methods.seem.method as seem_method
-    from evaluation.runs.folder import config_hash
+    import memeval.methods.seem.method as seem_method
+    from memeval.evaluation.runs.folder import config_hash
 
     with ScriptedServer() as server:
         before = config_hash(_method("seem", server, tmp_path, ContextCap(max_units=3)).params())

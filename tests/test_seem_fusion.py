@@ -17,15 +17,15 @@ import pytest
 from conftest import v1_bundle
 from scripted_server import ScriptedServer
 
-from methods.seem import verdict as verdicts
-from methods.seem.frames import Frame
-from methods.seem.fusion import Fusion, Memory, decision_counts, embed_frames
-from methods.seem.prompts import judge_messages
-from methods.seem.schemas import FusionVerdict
-from methods.seem.veto import compatible, conflict, dates_in
-from model_access.cache import ResponseCache, cache_key
-from model_access.chat import ChatModel
-from model_access.embed import OpenAICompatibleEmbedder
+from memeval.methods.seem import verdict as verdicts
+from memeval.methods.seem.frames import Frame
+from memeval.methods.seem.fusion import Fusion, Memory, decision_counts, embed_frames
+from memeval.methods.seem.prompts import judge_messages
+from memeval.methods.seem.schemas import FusionVerdict
+from memeval.methods.seem.veto import compatible, conflict, dates_in
+from memeval.model_access.cache import ResponseCache, cache_key
+from memeval.model_access.chat import ChatModel
+from memeval.model_access.embed import OpenAICompatibleEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
 STORED = json.loads((ROOT / "tests" / "fixtures" / "seem_stored_pairs.json").read_text(encoding="utf-8"))

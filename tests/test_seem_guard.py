@@ -3,8 +3,8 @@ never mentions, are dropped and counted (a 0.5B model copied the example into ev
 
 from __future__ import annotations
 
-from methods.seem.guard import guard_facts, guard_frame
-from methods.seem.prompts import EXAMPLE_FRAME, frame_messages
+from memeval.methods.seem.guard import guard_facts, guard_frame
+from memeval.methods.seem.prompts import EXAMPLE_FRAME, frame_messages
 
 PASSAGE = ("Lena Voss: We finally repainted the boathouse on Saturday.\n"
            "Piet Aalders: It looked great at the regatta!")

@@ -14,14 +14,14 @@ import pytest
 from conftest import v1_run
 from scripted_server import ScriptedServer
 
-from datasets.types import Corpus, Unit
-from evaluation.health.index import index_checks
-from evaluation.runs.health_file import load_thresholds
-from methods.seem.frames import copies_opening, extract_passage, retry_counts
-from methods.seem.passages import Passage, balanced, speaker_turns, split_passages
-from methods.seem.prompts import EXAMPLE_FRAME
-from model_access.cache import ResponseCache
-from model_access.chat import ChatModel
+from memeval.datasets.types import Corpus, Unit
+from memeval.evaluation.health.index import index_checks
+from memeval.evaluation.runs.health_file import load_thresholds
+from memeval.methods.seem.frames import copies_opening, extract_passage, retry_counts
+from memeval.methods.seem.passages import Passage, balanced, speaker_turns, split_passages
+from memeval.methods.seem.prompts import EXAMPLE_FRAME
+from memeval.model_access.cache import ResponseCache
+from memeval.model_access.chat import ChatModel
 
 SESSION = "\n\n".join(f"{'Lena Voss' if i % 2 else 'Piet'}: turn {i} about the regatta." for i in range(1, 12))
 CHAPTER = "The fog lifted over the quay.\n\nShe counted the boats: eleven.\n\nNobody came."
@@ -108,7 +108,7 @@ def test_a_good_reply_makes_no_second_call_and_the_saved_setting_never_retries()
 
 
 def test_retry_and_veto_counts_reach_the_index_health_checks(tmp_path: Path) -> None:
-    from methods.seem.method import SEEM
+    from memeval.methods.seem.method import SEEM
 
     th = load_thresholds()
     event = {"participants": ["Lena Voss"], "action": "repainted the boathouse"}
@@ -154,7 +154,7 @@ def test_the_passage_table_reads_a_bundled_run() -> None:
 def test_a_fusion_that_merges_nothing_it_judged_is_flagged(tmp_path: Path, judged: int, merged: int,
                                                            status: str) -> None:
     """conv-30 at 0.5B with 4-turn windows: 0 of 67 judged pairs merged, the run was SEEM without fusion."""
-    from methods.seem.method import SEEM
+    from memeval.methods.seem.method import SEEM
 
     event = {"participants": ["Lena Voss"], "action": "repainted the boathouse"}
     frames = [{"id": f"F{i}", "summary": "s", "events": [event], "provenance": [str(i)]} for i in range(1, 5)]

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from model_access.server_registry import NodeServers, spec_key
+from memeval.model_access.server_registry import NodeServers, spec_key
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -16,7 +16,7 @@ JOB = r"""
 import sys, time
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
-from model_access.server_registry import NodeServers
+from memeval.model_access.server_registry import NodeServers
 root, started, hold, start_at = Path(sys.argv[2]), Path(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
 reg = NodeServers(root, healthy=lambda url: True, poll_s=0.05)
 while time.time() < start_at:

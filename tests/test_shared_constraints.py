@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from datasets.integrity import BOOK2000
+from memeval.datasets.integrity import BOOK2000
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -16,8 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def _compose(overrides: list[str]):
     from hydra import compose, initialize_config_dir
 
-    from harness.resolvers import register_resolvers
-    from harness.schema import register_schemas
+    from memeval.harness.resolvers import register_resolvers
+    from memeval.harness.schema import register_schemas
 
     register_resolvers()
     register_schemas()
@@ -63,7 +63,7 @@ def test_20_chapter_book_cap_is_its_data_maximum(data_dir: Path) -> None:
 
 
 def test_every_protocol_table_states_the_cap() -> None:
-    from evaluation.protocol import provenance_header
+    from memeval.evaluation.protocol import provenance_header
 
     header = provenance_header({"context_cap": "17 units (dataset config; data maximum 138)"}, "lenient")
     assert "context cap: 17 units (dataset config; data maximum 138)" in header

@@ -14,7 +14,7 @@ from conftest import ROOT
 
 PROBE = textwrap.dedent("""
     import os, signal, sys, time
-    from model_access import local_server
+    from memeval.model_access import local_server
 
     class Pool:  # stands in for a LocalServerPool: the hook only calls close()
         def close(self):

@@ -14,18 +14,18 @@ import pytest
 from conftest import v1_run
 from omegaconf import OmegaConf
 
-import datasets.locomo as locomo_data
-from datasets.facts import dataset_facts, population
-from datasets.integrity import DataFile
-from datasets.subset import stratified_subset
-from datasets.types import Dataset, GoldAudit, Question
-from evaluation.conversations.locomo import ONE_CONVERSATION, LoCoMoProtocol
-from evaluation.report.build import build_report
-from evaluation.runs.blocks import stratified_block
-from evaluation.runs.folder import RunFolder
-from evaluation.runs.scoring import read_metrics, score_run
-from evaluation.runs.upgrade import RUN_FORMAT
-from evaluation.stats import (
+import memeval.datasets.locomo as locomo_data
+from memeval.datasets.facts import dataset_facts, population
+from memeval.datasets.integrity import DataFile
+from memeval.datasets.subset import stratified_subset
+from memeval.datasets.types import Dataset, GoldAudit, Question
+from memeval.evaluation.conversations.locomo import ONE_CONVERSATION, LoCoMoProtocol
+from memeval.evaluation.report.build import build_report
+from memeval.evaluation.runs.blocks import stratified_block
+from memeval.evaluation.runs.folder import RunFolder
+from memeval.evaluation.runs.scoring import read_metrics, score_run
+from memeval.evaluation.runs.upgrade import RUN_FORMAT
+from memeval.evaluation.stats import (
     bootstrap_std,
     holm,
     min_detectable_difference,
@@ -34,7 +34,7 @@ from evaluation.stats import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-LOCOMO = "evaluation.conversations.locomo.LoCoMoProtocol"
+LOCOMO = "memeval.evaluation.conversations.locomo.LoCoMoProtocol"
 
 
 # -- Holm ----------------------------------------------------------------------------------

@@ -12,9 +12,9 @@ from hydra.utils import instantiate
 from omegaconf import OmegaConf
 from test_subset_named import _cfg
 
-from datasets.subset import filtered_pool, stratified_subset
-from harness.build import _subset_label, identity
-from model_access.errors import ConfigError
+from memeval.datasets.subset import filtered_pool, stratified_subset
+from memeval.harness.build import _subset_label, identity
+from memeval.model_access.errors import ConfigError
 
 
 def _pool(data_dir: Path):  # noqa: ANN202
@@ -71,7 +71,7 @@ def test_extra_from_the_command_line_labels_the_run_and_names_its_folder(data_di
 
 
 def test_bad_extra_is_a_config_error_before_any_call(data_dir: Path) -> None:
-    from harness.build import build
+    from memeval.harness.build import build
 
     cfg = _cfg(data_dir, "dataset=epbench20", "subset.n=200", "subset.extra={9:3}")
     with pytest.raises(ConfigError, match="subset.extra names stratum '9'"):
@@ -79,7 +79,7 @@ def test_bad_extra_is_a_config_error_before_any_call(data_dir: Path) -> None:
 
 
 def test_extra_that_is_not_a_mapping_is_a_config_error(data_dir: Path) -> None:
-    from harness.build import build
+    from memeval.harness.build import build
 
     cfg = _cfg(data_dir, "dataset=epbench20", "subset.n=200", "subset.extra=40")
     with pytest.raises(ConfigError, match="must map strata to counts"):

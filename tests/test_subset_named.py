@@ -10,10 +10,10 @@ from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-from datasets.subset import filtered_pool, stratified_subset
-from harness.build import identity
-from harness.resolvers import register_resolvers
-from harness.schema import register_schemas
+from memeval.datasets.subset import filtered_pool, stratified_subset
+from memeval.harness.build import identity
+from memeval.harness.resolvers import register_resolvers
+from memeval.harness.schema import register_schemas
 
 ROOT = Path(__file__).resolve().parents[1]
 

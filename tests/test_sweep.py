@@ -49,8 +49,8 @@ def test_one_local_server_per_spec_reused_across_jobs_and_stopped_at_the_end(mon
     """The pipeline's process-wide pool: jobs with the same model spec share one server."""
     from types import SimpleNamespace
 
-    from harness import pipeline
-    from model_access import local_server as ls
+    from memeval.harness import pipeline
+    from memeval.model_access import local_server as ls
 
     launched, stopped = [], []
 
@@ -88,7 +88,7 @@ def test_one_local_server_per_spec_reused_across_jobs_and_stopped_at_the_end(mon
     pipeline._start_servers(comps, ["index"])
     assert comps.judge.base_url is None and comps.llm.base_url == first[0]
     assert "/nowhere/judge-only.gguf" not in launched
-    from harness.sweep import SweepReport
+    from memeval.harness.sweep import SweepReport
 
     SweepReport().on_multirun_end(SimpleNamespace(hydra=SimpleNamespace(
         sweep=SimpleNamespace(dir="/nonexistent-sweep-dir"))))

@@ -10,13 +10,13 @@ import random
 
 import pytest
 
-from methods.gsw import wire
-from methods.gsw.schemas import OperatorOutput
-from model_access.cache import ResponseCache
-from model_access.chat import ChatModel
-from model_access.errors import ConfigError, JsonOutputError
-from model_access.repeat_stop import LineBlockScanner, cut_whole
-from model_access.text_format import sdk_arguments
+from memeval.methods.gsw import wire
+from memeval.methods.gsw.schemas import OperatorOutput
+from memeval.model_access.cache import ResponseCache
+from memeval.model_access.chat import ChatModel
+from memeval.model_access.errors import ConfigError, JsonOutputError
+from memeval.model_access.repeat_stop import LineBlockScanner, cut_whole
+from memeval.model_access.text_format import sdk_arguments
 
 GOOD = "e1 Mira Osk\n r keeper\nv lit the lamp\n who Who lit the lamp? = e1\n"
 
@@ -96,8 +96,8 @@ def test_client_streams_a_line_reply_and_stops_at_the_repeat(scripted, tmp_path)
 
 
 def test_a_dry_run_answers_a_text_format_call_with_a_decodable_placeholder() -> None:
-    from model_access.dry import DryRecorder
-    from model_access.gate import CallSettings
+    from memeval.model_access.dry import DryRecorder
+    from memeval.model_access.gate import CallSettings
 
     rec = DryRecorder(output_ratio={})
     model = ChatModel(model="m", api_key_env=None, settings=CallSettings(dry=rec))

@@ -9,8 +9,8 @@ import pytest
 from nltk.stem import PorterStemmer
 from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
-from evaluation.conversations import text_overlap
-from evaluation.conversations.text_overlap import (
+from memeval.evaluation.conversations import text_overlap
+from memeval.evaluation.conversations.text_overlap import (
     bleu1,
     bleu_tokens,
     evidence_recall,

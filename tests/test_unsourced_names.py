@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 from conftest import v1_run
 
-from datasets.types import Corpus, Unit
-from evaluation.health.names import names, unsourced, unsourced_names_check, vocabulary
-from evaluation.health.run import corpus_vocabularies
-from evaluation.runs.health_file import Health, load_thresholds, read_health
-from harness.health import run_health
-from methods.external.lightrag import LightRAGMethod
-from methods.gsw import prompts as gsw_prompts
+from memeval.datasets.types import Corpus, Unit
+from memeval.evaluation.health.names import names, unsourced, unsourced_names_check, vocabulary
+from memeval.evaluation.health.run import corpus_vocabularies
+from memeval.evaluation.runs.health_file import Health, load_thresholds, read_health
+from memeval.harness.health import run_health
+from memeval.methods.external.lightrag import LightRAGMethod
+from memeval.methods.gsw import prompts as gsw_prompts
 
 LIMITS = load_thresholds()["context"]["unsourced_names"]
 SOURCE = ("Maren: I finally opened the bakery on Quill Street! My TikTok about it got 300 views.\n"

@@ -12,9 +12,9 @@ from conftest import v1_bundle, v1_run
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-from evaluation.runs.folder import RunFolder, config_hash, json_text
-from evaluation.runs.scoring import read_metrics, score_run
-from evaluation.runs.upgrade import (
+from memeval.evaluation.runs.folder import RunFolder, config_hash, json_text
+from memeval.evaluation.runs.scoring import read_metrics, score_run
+from memeval.evaluation.runs.upgrade import (
     RUN_FORMAT,
     FormatError,
     question_diagnostics,
@@ -42,7 +42,7 @@ def _saved(run: Path) -> OmegaConf:
 
 @pytest.mark.parametrize("config", SAVED, ids=_id)
 def test_bundled_runs_hash_to_their_folder_names(config: Path) -> None:
-    from harness.build import identity
+    from memeval.harness.build import identity
 
     run = config.parent
     assert run.name == f"{run.name.rsplit('-', 1)[0]}-{config_hash(identity(OmegaConf.load(config)))}"
@@ -51,10 +51,10 @@ def test_bundled_runs_hash_to_their_folder_names(config: Path) -> None:
 @pytest.mark.parametrize("config", SAVED, ids=_id)
 def test_bundled_runs_keep_their_index_folders(config: Path, tmp_path: Path) -> None:
     """Today's method, built from the saved config as a run builds it, names the same index folder."""
-    from harness.build import build
-    from harness.resolvers import register_resolvers
-    from harness.stages import index_store_root
-    from methods.base import Services
+    from memeval.harness.build import build
+    from memeval.harness.resolvers import register_resolvers
+    from memeval.harness.stages import index_store_root
+    from memeval.methods.base import Services
 
     if not (DATA / "epbench").exists():
         pytest.skip("benchmark data not set up (python scripts/fetch_data.py)")
@@ -110,7 +110,7 @@ def test_a_format_0_config_means_what_it_meant_when_saved() -> None:
     old = upgrade_config(_seem(None))
     assert (old.method.frame_sources, old.method.frame_dates) == ("any_kept", "as_extracted")
     assert old.dataset.protocol.judge_version == 1
-    assert old.dataset.protocol._target_ == "evaluation.conversations.locomo.LoCoMoProtocol"  # moved class
+    assert old.dataset.protocol._target_ == "memeval.evaluation.conversations.locomo.LoCoMoProtocol"  # moved class
     explicit = upgrade_config(_seem(None, frame_sources="all_kept"))
     assert explicit.method.frame_sources == "all_kept"  # a key the config has is never touched
     new = upgrade_config(_seem(RUN_FORMAT))
@@ -130,7 +130,7 @@ def test_seem_settings_of_issue_26_read_as_before_in_a_config_of_any_format_that
     seen_old = 0
     for config in SAVED:
         saved = OmegaConf.load(config)
-        if saved.method._target_ != "methods.seem.method.SEEM":
+        if saved.method._target_ != "memeval.methods.seem.method.SEEM":
             continue
         m = upgrade_config(saved).method
         for key, old_value in before.items():  # a key the saved config holds is its own; one it lacks reads as before
@@ -143,7 +143,7 @@ def test_seem_settings_of_issue_26_read_as_before_in_a_config_of_any_format_that
 def test_every_seem_code_default_is_the_shipped_default() -> None:
     import inspect
 
-    from methods.seem.method import SEEM
+    from memeval.methods.seem.method import SEEM
 
     params = inspect.signature(SEEM.__init__).parameters
     for key, value in OmegaConf.to_container(OmegaConf.load(ROOT / "conf/method/seem.yaml")).items():
@@ -154,9 +154,9 @@ def test_every_seem_code_default_is_the_shipped_default() -> None:
 
 def test_code_defaults_are_the_shipped_defaults() -> None:
     """A format-1 config that leaves a key out gets what conf/ ships (no second default)."""
-    from evaluation.conversations.locomo import LoCoMoProtocol
-    from evaluation.epbench.protocol import EpBenchProtocol
-    from methods.seem.method import SEEM
+    from memeval.evaluation.conversations.locomo import LoCoMoProtocol
+    from memeval.evaluation.epbench.protocol import EpBenchProtocol
+    from memeval.methods.seem.method import SEEM
 
     shipped = OmegaConf.load(ROOT / "conf/method/seem.yaml")
     import inspect
@@ -164,7 +164,7 @@ def test_code_defaults_are_the_shipped_defaults() -> None:
     params = inspect.signature(SEEM.__init__).parameters
     assert params["frame_sources"].default == shipped.frame_sources
     assert params["frame_dates"].default == shipped.frame_dates
-    from harness.estimate import compose
+    from memeval.harness.estimate import compose
 
     for cls, conf in ((EpBenchProtocol, "epbench20"), (LoCoMoProtocol, "locomo")):  # EpBench's: the fair experiment's
         assert (inspect.signature(cls.__init__).parameters["judge_version"].default
@@ -189,11 +189,11 @@ def test_run_folders_saved_under_old_protocol_paths_still_load_and_keep_their_na
     instantiates it, and today's config hashes to the same run folder name as then."""
     from hydra import compose, initialize_config_dir
 
-    from evaluation.runs.scoring import load_protocol
-    from evaluation.runs.upgrade import MOVED
-    from harness.build import identity
-    from harness.resolvers import register_resolvers
-    from harness.schema import register_schemas
+    from memeval.evaluation.runs.scoring import load_protocol
+    from memeval.evaluation.runs.upgrade import first_target
+    from memeval.harness.build import identity
+    from memeval.harness.resolvers import register_resolvers
+    from memeval.harness.schema import register_schemas
 
     register_resolvers()
     register_schemas()
@@ -201,10 +201,12 @@ def test_run_folders_saved_under_old_protocol_paths_still_load_and_keep_their_na
         for dataset in ("epbench20", "locomo", "longmemeval_s"):
             cfg = compose("config", overrides=[f"dataset={dataset}", "data_dir=data"])
             new = cfg.dataset.protocol._target_
-            old = next(o for o, n in MOVED.items() if n == new)
             hashed = config_hash(identity(cfg))
-            cfg.dataset.protocol._target_ = old
-            assert config_hash(identity(cfg)) == hashed
+            old = first_target(new)  # before the family subpackages, before the memeval namespace
+            assert old != new.removeprefix("memeval.") and not old.startswith("memeval.")
+            for saved in (old, new.removeprefix("memeval.")):
+                cfg.dataset.protocol._target_ = saved
+                assert config_hash(identity(cfg)) == hashed
             folder = RunFolder(tmp_path / dataset)
             (folder / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(
                 {"dataset": {"protocol": OmegaConf.to_container(cfg.dataset.protocol, resolve=True)}})))
@@ -217,16 +219,16 @@ def test_gsw_configs_before_run_format_3_keep_their_issue_26_behaviour() -> None
     off in any saved config below format 3 that lacks them, and the code defaults are conf/'s."""
     import inspect
 
-    from methods.gsw.method import GSW
+    from memeval.methods.gsw.method import GSW
 
     old = {"speaker_frame": False, "unit_dates": False, "space_time_join": "since", "validate_kinds": False,
            "summary_version": 1}
     for fmt in (None, 1, 2):
-        cfg: dict = {"method": {"_target_": "methods.gsw.method.GSW", "name": "gsw"}}
+        cfg: dict = {"method": {"_target_": "memeval.methods.gsw.method.GSW", "name": "gsw"}}
         if fmt is not None:
             cfg["run_format"] = fmt
         assert {k: upgrade_config(cfg).method[k] for k in old} == old
-    assert not set(old) & set(upgrade_config({"run_format": 3, "method": {"_target_": "methods.gsw.method.GSW"}}).method)
+    assert not set(old) & set(upgrade_config({"run_format": 3, "method": {"_target_": "memeval.methods.gsw.method.GSW"}}).method)
     shipped = OmegaConf.load(ROOT / "conf/method/gsw.yaml")
     params = inspect.signature(GSW.__init__).parameters
     assert {k: params[k].default for k in old} == {k: shipped[k] for k in old} != old

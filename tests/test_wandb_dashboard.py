@@ -19,7 +19,7 @@ def _script():
 
 
 def test_dashboard_spec_bars_by_bucket_grouped_by_method(capsys) -> None:
-    from harness.tracking import _flatten
+    from memeval.harness.tracking import _flatten
 
     dash = _script()
     assert dash.main(["--entity", "someone", "--group", "2026-11-30_06-37-46", "--dry-run"]) == 0

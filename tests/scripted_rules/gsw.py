@@ -44,8 +44,8 @@ def _wire(messages: list[dict[str, str]], data: dict[str, Any], kind: str) -> st
     example = next((m["content"] for m in messages if m["role"] == "assistant"), "{")
     if example.lstrip().startswith("{"):
         return json.dumps(data)
-    from methods.gsw import wire
-    from methods.gsw.schemas import OperatorOutput, SpaceTimeOutput
+    from memeval.methods.gsw import wire
+    from memeval.methods.gsw.schemas import OperatorOutput, SpaceTimeOutput
 
     if kind == "operator":
         return wire.encode_operator(OperatorOutput.model_validate(data))
