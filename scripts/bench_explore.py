@@ -23,11 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from memeval.evaluation.explore import build_site
+from memeval.evaluation.runs.folder import read_jsonl_file
 
-from memeval.evaluation.explore import build_site  # noqa: E402
-from memeval.evaluation.runs.folder import read_jsonl_file  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 TEMPLATES = ROOT / "results" / "locomo-local" / "runs" / "locomo"
 PAGE = 100  # rows the table draws at a time (assets/core.js)

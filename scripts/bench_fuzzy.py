@@ -19,12 +19,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from memeval.evaluation.epbench import grounding  # noqa: E402
-from memeval.evaluation.epbench.matcher import checks  # noqa: E402
-from memeval.evaluation.epbench.universe import load_universe  # noqa: E402
-from memeval.evaluation.runs.folder import read_jsonl_file  # noqa: E402
+from memeval.evaluation.epbench import grounding
+from memeval.evaluation.epbench.matcher import checks
+from memeval.evaluation.epbench.universe import load_universe
+from memeval.evaluation.runs.folder import read_jsonl_file
 
 Pair = tuple[str, str]
 

@@ -19,18 +19,16 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import sys
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from memeval.methods.gsw import wire
+from memeval.methods.gsw.schemas import OperatorOutput, SpaceTimeOutput
+from memeval.model_access.chat import _strip_fences
+from memeval.model_access.repeat_stop import cut_whole
+from memeval.model_access.tokenizer import count_tokens
 
-from memeval.methods.gsw import wire  # noqa: E402
-from memeval.methods.gsw.schemas import OperatorOutput, SpaceTimeOutput  # noqa: E402
-from memeval.model_access.chat import _strip_fences  # noqa: E402
-from memeval.model_access.repeat_stop import cut_whole  # noqa: E402
-from memeval.model_access.tokenizer import count_tokens  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 KINDS = {"operator": (OperatorOutput, wire.encode_operator, wire.decode_operator),
          "spacetime": (SpaceTimeOutput, wire.encode_spacetime, wire.decode_spacetime)}

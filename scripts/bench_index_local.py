@@ -38,25 +38,24 @@ from typing import Any
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from memeval.datasets.epbench import EpBenchLoader  # noqa: E402
-from memeval.methods.gsw.operator import StageSettings, make_chunks  # noqa: E402
-from memeval.methods.gsw.prompts import (  # noqa: E402
+from memeval.datasets.epbench import EpBenchLoader
+from memeval.methods.gsw.operator import StageSettings, make_chunks
+from memeval.methods.gsw.prompts import (
     coref_messages,
     operator_messages,
     situate_messages,
     spacetime_messages,
 )
-from memeval.methods.gsw.schemas import OperatorOutput, SpaceTimeOutput  # noqa: E402
-from memeval.methods.gsw.wire import OPERATOR_FORMAT, SPACETIME_FORMAT  # noqa: E402
-from memeval.model_access.local_models import MODELS  # noqa: E402
-from memeval.model_access.local_server import (  # noqa: E402
+from memeval.methods.gsw.schemas import OperatorOutput, SpaceTimeOutput
+from memeval.methods.gsw.wire import OPERATOR_FORMAT, SPACETIME_FORMAT
+from memeval.model_access.local_models import MODELS
+from memeval.model_access.local_server import (
     LlamaServerSpec,
     LocalServerPool,
     running_llama_servers,
 )
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _schema(model: Any, variant: str) -> dict[str, Any]:

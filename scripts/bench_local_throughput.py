@@ -15,16 +15,13 @@ import asyncio
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from memeval.model_access.cache import ResponseCache  # noqa: E402
-from memeval.model_access.chat import ChatModel  # noqa: E402
-from memeval.model_access.local_models import MODELS  # noqa: E402
-from memeval.model_access.local_server import (  # noqa: E402
+from memeval.model_access.cache import ResponseCache
+from memeval.model_access.chat import ChatModel
+from memeval.model_access.local_models import MODELS
+from memeval.model_access.local_server import (
     LlamaServerSpec,
     LocalServerPool,
     running_llama_servers,

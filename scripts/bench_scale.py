@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import re
 import resource
@@ -30,8 +31,18 @@ import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+
+
+def _scripted_server() -> type:
+    """tests/scripted_server.py's ScriptedServer, loaded from its file (the test helper is no package;
+    under pytest, the module conftest already imported)."""
+    module = sys.modules.get("scripted_server")
+    if module is None:
+        spec = importlib.util.spec_from_file_location("scripted_server", ROOT / "tests" / "scripted_server.py")
+        assert spec is not None and spec.loader is not None
+        module = sys.modules["scripted_server"] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return module.ScriptedServer
 
 METHODS = ["vanilla", "embedding_rag", "gsw"]  # the baselines need their own environments
 INVENTED = ["Orla", "Pim", "Quill", "Rhea", "Soren", "Tilde", "Umber", "Vale", "Wren", "Xan", "Yara", "Zeno",
@@ -69,7 +80,7 @@ def synthetic_corpus(n: int, data_dir: Path) -> object:
 def one(method: str, n: int, data_dir: Path) -> dict:
     from hydra.utils import instantiate
     from omegaconf import OmegaConf
-    from scripted_server import ScriptedServer
+    ScriptedServer = _scripted_server()
 
     from memeval.datasets.types import ContextCap, Question
     from memeval.methods.base import Services

@@ -15,19 +15,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from memeval.datasets.longmemeval import LongMemEvalLoader  # noqa: E402
-from memeval.methods.base import Services  # noqa: E402
-from memeval.methods.embedding_rag import EmbeddingRAG  # noqa: E402
-from memeval.model_access.cache import ResponseCache  # noqa: E402
-from memeval.model_access.embed import Embedder  # noqa: E402
+from memeval.datasets.longmemeval import LongMemEvalLoader
+from memeval.methods.base import Services
+from memeval.methods.embedding_rag import EmbeddingRAG
+from memeval.model_access.cache import ResponseCache
+from memeval.model_access.embed import Embedder
 
 
 class CountingEmbedder(Embedder):

@@ -15,9 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from memeval.harness.estimate import compose, estimate  # noqa: E402
+from memeval.harness.estimate import compose, estimate
 
 
 def main(argv: list[str]) -> int:

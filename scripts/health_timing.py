@@ -19,16 +19,15 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from memeval.evaluation.health.run import check_run
+from memeval.evaluation.health.stored import index_claims
+from memeval.evaluation.health.support import support_checks
+from memeval.evaluation.runs.folder import RunFolder
+from memeval.evaluation.runs.health_file import load_thresholds
+from memeval.evaluation.runs.upgrade import saved_dataset
+from memeval.harness.health import index_view, method_class
 
-from memeval.evaluation.health.run import check_run  # noqa: E402
-from memeval.evaluation.health.stored import index_claims  # noqa: E402
-from memeval.evaluation.health.support import support_checks  # noqa: E402
-from memeval.evaluation.runs.folder import RunFolder  # noqa: E402
-from memeval.evaluation.runs.health_file import load_thresholds  # noqa: E402
-from memeval.evaluation.runs.upgrade import saved_dataset  # noqa: E402
-from memeval.harness.health import index_view, method_class  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 BUNDLES = ("locomo-local", "epbench20-local", "longmemeval-local")
 SHOWN = {("index", "unsupported_claims"), ("index", "speaker_swaps"), ("context", "unsupported_claims")}

@@ -5,7 +5,7 @@ Each row of PLAN is one run of the rebuild: a bundle, a method and its overrides
 the cache cost nothing), converts tokens to serial local minutes with the measured throughput in
 conf/prices (prices.local_throughput), and prints one table per bundle and the total, so the plan
 is re-priced whenever the cache holds more (import the shipped bundles' calls first:
-`python -m memeval.evaluation.bundle import results/NAME`).
+`memeval bundle import results/NAME`).
 
     python scripts/plan_bundles_v2.py [--only BUNDLE] [--json FILE]
     python scripts/plan_bundles_v2.py --only epbench20-local --commands   # the runs, one command a line
@@ -18,13 +18,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from memeval.harness.estimate import MIN_MEASURED, compose, estimate  # noqa: E402
+from memeval.harness.estimate import MIN_MEASURED, compose, estimate
 
 ROLES = ["llm=local", "judge=local"]  # answering and judging: the 1.5B (docs/BUNDLES_V2.md, measured)
 INDEX_1_5B = ["llm_index=local"]  # the vendors need it (issue 28); the graph packages are least unhealthy with it

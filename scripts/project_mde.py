@@ -15,14 +15,11 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from memeval.evaluation.runs.paired import ALPHA, POWER  # noqa: E402
-from memeval.evaluation.runs.scored import Run, load_runs  # noqa: E402
-from memeval.evaluation.stats import min_detectable_difference  # noqa: E402
+from memeval.evaluation.runs.paired import ALPHA, POWER
+from memeval.evaluation.runs.scored import Run, load_runs
+from memeval.evaluation.stats import min_detectable_difference
 
 
 def per_stratum_differences(run: Run, reference: Run) -> tuple[dict[str, list[float]], dict[str, float]]:

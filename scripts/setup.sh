@@ -90,7 +90,8 @@ build_llama_server() {
 setup_models() {
   local model
   for model in ${LOCAL_MODELS:-qwen2.5-coder-1.5b qwen2.5-coder-0.5b}; do
-    python scripts/setup_local_model.py --model "$model"
+    # before the editable install: the download needs only the standard library and src/memeval
+    PYTHONPATH=src python scripts/setup_local_model.py --model "$model"
   done
 }
 BUILD_PID=""

@@ -17,9 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from memeval.methods.external import envs  # noqa: E402
+from memeval.methods.external import envs
 
 
 def _mb(n: int) -> str:
@@ -27,30 +25,31 @@ def _mb(n: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    specs = envs.specs()  # every registered method's environment (its class's env_spec)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("names", nargs="+", help=f"environments: {', '.join(envs.SPECS)} or all")
+    ap.add_argument("names", nargs="+", help=f"environments: {', '.join(specs)} or all")
     ap.add_argument("--check", action="store_true", help="only report whether each is set up")
     ap.add_argument("--json", type=Path, help="also write the report as JSON here")
     args = ap.parse_args(argv)
-    names = list(envs.SPECS) if args.names == ["all"] else args.names
-    unknown = [n for n in names if n not in envs.SPECS]
+    names = list(specs) if args.names == ["all"] else args.names
+    unknown = [n for n in names if n not in specs]
     if unknown:
-        ap.error(f"unknown environment(s) {unknown}; choose from {list(envs.SPECS)} or all")
+        ap.error(f"unknown environment(s) {unknown}; choose from {list(specs)} or all")
     report, failed = [], []
     for name in names:
         t0 = time.perf_counter()
         if args.check:
-            info = envs.env_info(name)
+            info = envs.env_info(specs[name])
             status = "ready" if info else "missing"
         else:
             try:
-                envs.ensure_env(name)
-                info, status = envs.env_info(name), "ready"
+                envs.ensure_spec(specs[name])
+                info, status = envs.env_info(specs[name]), "ready"
             except envs.EnvSetupError as exc:
                 info, status = None, f"failed: {exc}"
         if info is None:
             failed.append(name)
-        row = {"name": name, "status": status, "path": str(envs.env_dir(name)),
+        row = {"name": name, "status": status, "path": str(envs.spec_dir(specs[name])),
                "setup_seconds": info["setup_seconds"] if info else None,
                "size_bytes": info["size_bytes"] if info else None,
                "this_call_seconds": round(time.perf_counter() - t0, 1)}

@@ -20,10 +20,8 @@ import time
 import zipfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from memeval.model_access.errors import ConfigError  # noqa: E402
-from memeval.model_access.local_models import MODELS, LocalModel, memeval_home, model_file  # noqa: E402
+from memeval.model_access.errors import ConfigError
+from memeval.model_access.local_models import MODELS, LocalModel, memeval_home, model_file
 
 CHUNK = 8 << 20
 

@@ -14,12 +14,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from memeval.harness import ray_env  # noqa: E402
-from memeval.methods.external import envs  # noqa: E402
+from memeval.harness import ray_env
+from memeval.methods.external import envs
 
 
 def main(argv: list[str] | None = None) -> int:

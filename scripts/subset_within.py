@@ -12,15 +12,14 @@ import argparse
 import sys
 from pathlib import Path
 
+from hydra import compose, initialize_config_dir
+from hydra.utils import instantiate
+
+from memeval.datasets.subset import stratified_subset
+from memeval.harness.resolvers import register_resolvers
+from memeval.harness.schema import register_schemas
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from hydra import compose, initialize_config_dir  # noqa: E402
-from hydra.utils import instantiate  # noqa: E402
-
-from memeval.datasets.subset import stratified_subset  # noqa: E402
-from memeval.harness.resolvers import register_resolvers  # noqa: E402
-from memeval.harness.schema import register_schemas  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -252,10 +252,11 @@ def test_stop_repeats_joins_the_index_identity_only_when_set_and_names_its_rules
 def test_graphrag_unit_titles_are_on_for_new_indexes_and_absent_from_saved_ones() -> None:
     from omegaconf import OmegaConf
 
-    from memeval.evaluation.runs.upgrade import GRAPHRAG, index_identity_view, upgrade_config
+    from memeval.evaluation.runs.upgrade import index_identity_view, upgrade_config
     from memeval.methods.base import Services
     from memeval.methods.external.graphrag import GraphRAGMethod
 
+    GRAPHRAG = "memeval.methods.external.graphrag.GraphRAGMethod"  # the class path a config names
     services = Services(llm=None, embedder=None, cap=None, store_root=Path("."))  # type: ignore[arg-type]
     on, off = GraphRAGMethod(services).params(), GraphRAGMethod(services, unit_titles=False).params()
     assert on["unit_titles"] is True and index_identity_view(GRAPHRAG, on)["unit_titles"] is True

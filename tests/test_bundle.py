@@ -41,7 +41,7 @@ def made(tmp_path_factory) -> Iterator[tuple[ScriptedServer, Path, Path]]:
         runs = sorted(str(p) for p in (tmp / "runs" / "epbench20").iterdir())
         import subprocess
 
-        export = [sys.executable, "-m", "memeval.evaluation.bundle", "export", *runs, "--name", "scripted",
+        export = [sys.executable, "-m", "memeval", "bundle", "export", *runs, "--name", "scripted",
                   "--out", str(tmp / "results"), "--notes", str(tmp / "notes.md")]
         (tmp / "notes.md").write_text("# Build notes\n\nGraphRAG was not run: example gap.\n")
         done = subprocess.run(export, capture_output=True, text=True, cwd=ROOT, timeout=300)

@@ -24,6 +24,7 @@ from memeval.cli.bundle.rerun import Rerun
 from memeval.cli.bundle.verify import verify_bundle
 from memeval.harness.replay import Replay
 from memeval.methods.external import envs
+from memeval.methods.external.hipporag2 import HippoRAG2Method
 
 BUNDLE = ROOT / "results" / "longmemeval-local"
 VANILLA = "runs/longmemeval_oracle/vanilla-74db4d9ecf"
@@ -102,8 +103,9 @@ def test_a_missing_package_environment_is_announced_before_the_replay(tmp_path: 
     monkeypatch.setenv("MEMEVAL_HOME", str(tmp_path / "home"))
     lock = tmp_path / "fake.txt"
     lock.write_text("example-package==1.0\n")  # a spec no environment was built for
-    fake = envs.EnvSpec("hipporag2", str(lock), worker="hipporag2_worker.py", probe="hipporag")
-    monkeypatch.setitem(envs.SPECS, "hipporag2", fake)
+    fake = envs.EnvSpec("hipporag2", str(lock), worker="hipporag2_worker.py", probe="hipporag",
+                        build_cost=HippoRAG2Method.env_spec.build_cost)
+    monkeypatch.setattr(HippoRAG2Method, "env_spec", fake)
     events: list[str] = []
     monkeypatch.setattr(verify_mod, "rerun", _fake_rerun(events))
     monkeypatch.setattr(verify_mod, "_import_calls", lambda *a: True)

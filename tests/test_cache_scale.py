@@ -169,7 +169,7 @@ def test_pending_export_leaves_out_the_calls_a_bundle_already_ships(tmp_path, ca
 
 def test_cli_runs_as_module(tmp_path) -> None:
     ResponseCache(tmp_path / "a.sqlite").put("cc" * 32, {"text": "t", "prompt_tokens": 1, "completion_tokens": 1})
-    out = subprocess.run([sys.executable, "-m", "memeval.model_access.cache_cli", "stats", "--cache",
+    out = subprocess.run([sys.executable, "-m", "memeval", "cache", "stats", "--cache",
                           str(tmp_path / "a.sqlite")], capture_output=True, text=True, cwd=ROOT, check=True)
     assert json.loads(out.stdout)["entries"] == 1
 

@@ -85,7 +85,7 @@ def test_order_judge_reads_the_answer_order(scripted, tmp_path) -> None:
 def test_run_computes_ca_and_rescore_reproduces_it_without_calls(scripted, tmp_path, data_dir) -> None:
     import pandas as pd
 
-    from memeval.datasets.integrity import BOOK20
+    from memeval.datasets.epbench import BOOK20
 
     qa = pd.read_parquet(data_dir / BOOK20 / "df_qa.parquet")
     chrono = qa[(qa["get"] == "chronological") & (qa["correct_answer"].apply(len) >= 2)].head(3)
@@ -119,7 +119,7 @@ def run_cli_rescore(run: Path) -> str:
     import sys
 
     root = Path(__file__).resolve().parents[1]
-    r = subprocess.run([sys.executable, "-m", "memeval.evaluation.rescore", str(run)], capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-m", "memeval", "rescore", str(run)], capture_output=True, text=True,
                        cwd=root, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     return r.stdout

@@ -42,8 +42,8 @@ def test_help_lists_every_command_with_its_line(capsys) -> None:
 
 def test_help_loads_no_command_implementation() -> None:
     """`memeval --help` stays instant: the commands' code is imported when one runs."""
-    code = ("import sys, cli.main\n"
-            "print([m for m in ('hydra', 'omegaconf', 'pandas', 'openai', 'harness', 'evaluation') "
+    code = ("import sys, memeval.cli.main\n"
+            "print([m for m in ('hydra', 'omegaconf', 'pandas', 'openai', 'memeval.harness', 'memeval.evaluation') "
             "if m in sys.modules])")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert r.returncode == 0 and r.stdout.strip() == "[]", r.stdout + r.stderr[-2000:]
@@ -52,7 +52,7 @@ def test_help_loads_no_command_implementation() -> None:
 def test_the_console_script_is_declared() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert project["project"]["scripts"]["memeval"] == "memeval.cli.main:main"
-    assert "cli*" in project["tool"]["setuptools"]["packages"]["find"]["include"]
+    assert project["tool"]["setuptools"]["packages"]["find"]["include"] == ["memeval*"]  # one namespace
 
 
 def test_no_command_or_an_unknown_one_exits_2_naming_the_commands(capsys) -> None:
@@ -75,22 +75,24 @@ def _sh(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
 
 
-def test_the_old_command_forms_still_work(data_dir: Path) -> None:
-    r = _sh("-m", "memeval.evaluation.judge_check", "--deterministic-only", "--data-dir", str(data_dir), "--every", "8")
+def test_python_m_memeval_is_the_one_module_entry(data_dir: Path) -> None:
+    """`python -m memeval COMMAND` is `memeval COMMAND` (same argv, same usage names); the old
+    per-package aliases are gone, so only src/memeval/__main__.py exists."""
+    r = _sh("-m", "memeval", "judge-check", "--deterministic-only", "--data-dir", str(data_dir), "--every", "8")
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip().splitlines()[-1].startswith("deterministic matcher accuracy: ")
-    for module in ("memeval.evaluation.bundle", "memeval.evaluation.report"):
-        r = _sh("-m", module, "--help")
-        assert r.returncode == 0 and f"usage: python -m {module}" in r.stdout, r.stderr[-2000:]
-    r = _sh("-m", "memeval.cli.main", "--help")
-    assert r.returncode == 0 and "judge-check" in r.stdout
+    r = _sh("-m", "memeval", "bundle", "verify", "--help")
+    assert r.returncode == 0 and "usage: memeval bundle verify" in r.stdout, r.stderr[-2000:]
+    r = _sh("-m", "memeval", "--help")
+    assert r.returncode == 0 and "judge-check" in r.stdout and "audit" in r.stdout
+    assert [p.relative_to(ROOT).as_posix() for p in (ROOT / "src").rglob("__main__.py")] == ["src/memeval/__main__.py"]
 
 
 def test_run_passes_hydra_overrides_and_sweeps_through(scripted, tmp_path: Path, data_dir: Path) -> None:
     """`memeval run -m ...` is a Hydra sweep; `python run.py` with the same overrides reuses its
     run folder and makes no new call."""
     args = ["method=vanilla", "subset.n=1", *scripted_overrides(scripted, tmp_path, data_dir)]
-    r = _sh("-m", "memeval.cli.main", "run", "-m", *args, timeout=300)
+    r = _sh("-m", "memeval", "run", "-m", *args, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     (sweep,) = (tmp_path / "runs" / "_multirun").iterdir()
     (job,) = sweep.glob("*/job.json")
@@ -162,3 +164,15 @@ def test_judge_version_is_refused_where_the_protocol_has_one(name: str, data_dir
     rc, _, err = _memeval(["judge-check", "--dataset", name, "--deterministic-only", "--judge-version", "2",
                            "--data-dir", str(data_dir)], capsys)
     assert rc == 2 and "has one judge version" in err
+
+
+def test_audit_lists_the_registered_audits_and_runs_one_with_its_arguments(capsys) -> None:
+    """`memeval audit` lists the `memeval.audits` entry points (the former one-off scripts, now
+    beside what they audit); `memeval audit NAME ARGS` hands ARGS to that audit under its own name."""
+    rc, _, err = _memeval(["audit"], capsys)
+    assert rc == 2 and "gsw-entities" in err and "run-facts" in err and "What GSW's kind checks" in err
+    rc, out, _ = _memeval(["audit", "run-facts", "--help"], capsys)
+    assert rc == 0 and out.startswith("usage: memeval audit run-facts")
+    rc, _, err = _memeval(["audit", "gsw-entitis"], capsys)
+    assert rc == 2 and "no audit 'gsw-entitis'" in err
+    assert not list((ROOT / "scripts").glob("*audit*.py"))  # the audits left scripts/

@@ -18,7 +18,7 @@ import pytest
 from conftest import run_cli, scripted_overrides
 
 from memeval.methods.external import envs
-from memeval.methods.external.counters import cognee_counters
+from memeval.methods.external.cognee import cognee_counters
 
 needs_env = pytest.mark.skipif(envs.find_env("cognee") is None,
                                reason="cognee environment not set up: python scripts/setup_baselines.py cognee")

@@ -42,7 +42,7 @@ def _rescore_reproduces(run: Path) -> None:
     before = (run / "metrics.json").read_text()
     table = (run / "results.md").read_text()
     (run / "metrics.json").unlink()
-    assert rescore.main([str(run)]) == 0  # what `python -m memeval.evaluation.rescore RUN_DIR` runs
+    assert rescore.main([str(run)]) == 0  # what `memeval rescore RUN_DIR` runs
     assert (run / "metrics.json").read_text() == before
     assert (run / "results.md").read_text() == table
 

@@ -70,11 +70,11 @@ def test_example_through_method(scripted, tmp_path: Path, method: str) -> None:
         labels = metrics["retrieval"]["overall"]["labels"]
         assert " / ".join(str(labels[k]) for k in LABELS[:4]) in table
     if method == "gsw":  # "what does GSW believe about Ilse Maren", across the custom index
-        shown = subprocess.run([sys.executable, "-m", "memeval.methods.gsw.render", str(run), "--entity", "Ilse Maren"],
+        shown = subprocess.run([sys.executable, "-m", "memeval", "audit", "gsw-render", str(run), "--entity", "Ilse Maren"],
                                capture_output=True, text=True, cwd=ROOT, timeout=60)
         assert shown.returncode == 0, shown.stderr
         assert "chapters/5.json" in shown.stdout and "Gannet Rock" in shown.stdout
-        missing = subprocess.run([sys.executable, "-m", "memeval.methods.gsw.render", str(run), "--entity", "Nobody Here"],
+        missing = subprocess.run([sys.executable, "-m", "memeval", "audit", "gsw-render", str(run), "--entity", "Nobody Here"],
                                  capture_output=True, text=True, cwd=ROOT, timeout=60)
         assert missing.returncode == 1 and "no entity named" in missing.stderr
 

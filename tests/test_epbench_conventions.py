@@ -66,13 +66,13 @@ def test_order_judge_v2_sees_only_the_gold_list_and_the_judges_items(scripted, t
                       cache=ResponseCache(tmp_path / "c.sqlite"))
     # items in the answer's order, as the first judge listed them: the mapping follows that order
     out = asyncio.run(judge_order(judge, question, ["May 01, 2030", "June 02, 2030"], answer,
-                                  ["June 02, 2030", "May 01, 2030"], version=2))
+                                  ["June 02, 2030", "May 01, 2030"], rules=2))
     assert out["order_prompt"] == "epbench-order-v2" and out["order_mapping"] == [1, 0]
     # the same items listed in gold order: version 2 keeps that order (version 1 re-sorted them by the answer)
     v2 = asyncio.run(judge_order(judge, question, ["May 01, 2030", "June 02, 2030"], answer,
-                                 ["May 01, 2030", "June 02, 2030"], version=2))
+                                 ["May 01, 2030", "June 02, 2030"], rules=2))
     v1 = asyncio.run(judge_order(judge, question, ["May 01, 2030", "June 02, 2030"], answer,
-                                 ["May 01, 2030", "June 02, 2030"], version=1))
+                                 ["May 01, 2030", "June 02, 2030"], rules=1))
     assert (v2["order_mapping"], v1["order_mapping"]) == ([0, 1], [1, 0])
     assert v1["order_prompt"] == "epbench-order-v1"
     bodies = [r["body"] for r in scripted.requests if r["path"] == "/v1/chat/completions"]

@@ -8,7 +8,11 @@ from pathlib import Path
 import pytest
 from conftest import run_cli, scripted_overrides
 
-from memeval.harness.estimate import LocalRate, compose, estimate, price_records
+from memeval.harness.estimate import LocalRate, compose, estimate, format_estimate, price_records
+from memeval.methods.external.base import ExternalMethod
+from memeval.methods.external.cost_model import CostModel, IndexCall
+from memeval.methods.external.envs import EnvSpec
+from memeval.methods.vanilla import Vanilla
 from memeval.model_access.dry import CallRecord, DryRecorder, schema_instance
 from memeval.model_access.gate import CallSettings
 from memeval.model_access.tokenizer import count_tokens
@@ -177,13 +181,67 @@ def test_cognee_answers_are_priced_with_the_graph_text_it_adds_beyond_the_cap(
         scripted, tmp_path, data_dir, monkeypatch) -> None:
     """Measured: cognee's contexts held about 1,200 tokens of graph text beside its 3 chapters, and
     an estimate that priced the chapters alone predicted 5 s an answer against 45 s."""
-    from memeval.harness import estimate_baselines
+    from dataclasses import replace
+
+    from memeval.methods.external.cognee import CogneeMethod
 
     args = ["method=cognee", "dataset=epbench20", "subset.n=3", "subset.index_units=8",
             *scripted_overrides(scripted, tmp_path, data_dir)]
     with_graph = estimate(compose(args))["stages"]["answer"]["prompt_tokens"]
-    monkeypatch.setitem(estimate_baselines.CALL_MODELS["cognee"], "uncapped_tokens", 0)
+    monkeypatch.setattr(CogneeMethod, "cost_model", replace(CogneeMethod.cost_model, uncapped_tokens=0))
     chapters_only = estimate(compose(args))["stages"]["answer"]["prompt_tokens"]
     assert scripted.count() == 0
     per_answer = (with_graph - chapters_only) / 3
     assert 1100 <= per_answer <= 1300, per_answer
+
+
+
+class StubPackageMethod(ExternalMethod):
+    """A third party's package method: its environment (never built here) and its own cost model,
+    which no table in the harness names."""
+
+    env_spec = EnvSpec("stub", "/nonexistent/stub-lock.txt", worker="stub_worker.py")
+    cost_model = CostModel(calls=(IndexCall("extract", 2, 100, 10), IndexCall("merge (one per 2 units)", 0.5, 50, 5, False)),
+                           query_calls=(IndexCall("rewrite", 1, 40, 8, False),), context_tokens=500, embed_per_chunk=64)
+
+
+class StubWithoutCostModel(ExternalMethod):
+    env_spec = EnvSpec("stub", "/nonexistent/stub-lock.txt", worker="stub_worker.py")
+
+
+class BatchedVanilla(Vanilla):
+    batch_index = True  # its index calls could go to the Batch API
+
+
+def _stub_config(scripted, tmp_path: Path, data_dir: Path, cls: type):  # noqa: ANN001, ANN202
+    cfg = compose(["method=mem0", "dataset=epbench20", "subset.n=2", "subset.index_units=3",
+                   *scripted_overrides(scripted, tmp_path, data_dir)])
+    cfg.method = {"_target_": f"{cls.__module__}.{cls.__qualname__}", "name": "stub"}  # its own parameters only
+    return cfg
+
+
+def test_a_package_method_is_priced_from_the_cost_model_its_own_class_declares(scripted, tmp_path, data_dir) -> None:
+    e = estimate(_stub_config(scripted, tmp_path, data_dir, StubPackageMethod))
+    assert scripted.count() == 0
+    # 3 units: 2 extract calls, 1 merge call (a fraction rounds up) and 1 embedding each; per
+    # question one rewrite and one query embedding
+    assert e["stages"]["index"]["calls"] == 3 * 4 and e["stages"]["retrieve"]["calls"] == 2 * 2
+    assert e["stages"]["answer"]["calls"] == 2 and "StubPackageMethod.cost_model" in e["how"]
+    assert "index" not in e["batch_stages"]  # a package's index calls wait on each other's replies
+
+
+def test_a_package_method_without_a_cost_model_is_estimated_with_a_line_saying_so(
+        scripted, tmp_path, data_dir) -> None:
+    e = estimate(_stub_config(scripted, tmp_path, data_dir, StubWithoutCostModel))
+    assert scripted.count() == 0
+    assert "index" not in e["stages"] and e["stages"]["answer"]["calls"] == 2 and e["stages"]["judge"]["calls"] == 2
+    assert e["note"].startswith("no cost model: declare `cost_model`") and "StubWithoutCostModel" in e["note"]
+    assert f"({e['note']})" in format_estimate(e)
+
+
+def test_the_batch_discount_on_indexing_follows_the_method_class(scripted, tmp_path, data_dir) -> None:
+    args = ["method=vanilla", "dataset=epbench20", "subset.n=2", *scripted_overrides(scripted, tmp_path, data_dir)]
+    assert estimate(compose(args))["batch_stages"] == ["judge"]
+    cfg = compose(args)
+    cfg.method._target_ = f"{BatchedVanilla.__module__}.BatchedVanilla"
+    assert estimate(cfg)["batch_stages"] == ["index", "judge"]

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from omegaconf import OmegaConf
 
+from memeval.evaluation.epbench.behaviour import EpBenchBehaviour
 from memeval.evaluation.epbench.judge import judge_messages, judge_one, typed_judge_messages
 from memeval.evaluation.epbench.judging import EpBenchJudging
 from memeval.evaluation.protocol import experiment_line
@@ -96,7 +97,7 @@ def test_the_epbench_protocol_states_its_judge_input_per_version() -> None:
     assert scoring_facts(paper)["judge_input"] == "question_type"
     assert scoring_facts(paper)["judge_empties_items"] == "on_any_negative_statement"
     with pytest.raises(ValueError, match="one_pass"):
-        EpBenchJudging("lenient", "two_pass", None, None, judge_version=3)
+        EpBenchJudging("lenient", "two_pass", None, None, EpBenchBehaviour.from_versions(judge=3))
 
 
 def test_seem_paper_composes_its_reference() -> None:
@@ -193,7 +194,7 @@ def test_saved_configs_keep_their_policy_and_judge_version() -> None:
         pytest.skip("no bundled EpBench run")
     for path in saved:
         raw = OmegaConf.load(path)
-        assert "policy" not in raw.experiment and "epbench_judge_version" not in raw.experiment
+        assert "policy" not in raw.experiment and "judge_versions" not in raw.experiment
         protocol = upgrade_config(raw).dataset.protocol
         assert (protocol.policy, protocol.judge_version) == (raw.dataset.protocol.policy,
                                                              raw.dataset.protocol.judge_version)

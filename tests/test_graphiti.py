@@ -20,8 +20,8 @@ from conftest import run_cli, scripted_overrides
 
 from memeval.datasets.types import Corpus, Unit
 from memeval.methods.external import envs
-from memeval.methods.external.counters import graphiti_counters
 from memeval.methods.external.episodes import dated_payload, is_dialogue, parse_time, text_date
+from memeval.methods.external.graphiti import graphiti_counters
 
 needs_env = pytest.mark.skipif(envs.find_env("graphiti") is None,
                                reason="graphiti environment not set up: python scripts/setup_baselines.py graphiti")

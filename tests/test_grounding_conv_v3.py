@@ -24,11 +24,11 @@ OTHER_LIST = ("The events, earliest first:\n\n1. **Riverbend Festival** (May 202
 
 def test_a_numbered_list_gold_is_not_stated_by_another_numbered_list() -> None:
     q = "In what order did I go to the gigs?"
-    assert ground_verdict(OTHER_LIST, LIST_GOLD, q, version=1).reason == "number found"  # the defect
-    v3 = ground_verdict(OTHER_LIST, LIST_GOLD, q, version=3)
+    assert ground_verdict(OTHER_LIST, LIST_GOLD, q, rules=1).reason == "number found"  # the defect
+    v3 = ground_verdict(OTHER_LIST, LIST_GOLD, q, rules=3)
     assert not v3.supported and v3.reason.startswith("words")
     right = "1. The jazz trio at the Blue Room in Dunmore, 2. the open-air choir in the square, 3. the folk night."
-    assert ground_verdict(right, LIST_GOLD, q, version=3).supported
+    assert ground_verdict(right, LIST_GOLD, q, rules=3).supported
 
 
 @pytest.mark.parametrize(("answer", "gold", "ok"), [
@@ -37,7 +37,7 @@ def test_a_numbered_list_gold_is_not_stated_by_another_numbered_list() -> None:
     ("Your best score is 132 points.", "132 points", True),
 ])
 def test_numbers_outside_a_numbered_list_are_kept(answer: str, gold: str, ok: bool) -> None:
-    assert ground_verdict(answer, gold, "How many?", version=3).supported is ok
+    assert ground_verdict(answer, gold, "How many?", rules=3).supported is ok
 
 
 @pytest.mark.parametrize(("answer", "ok"), [
@@ -47,15 +47,15 @@ def test_numbers_outside_a_numbered_list_are_kept(answer: str, gold: str, ok: bo
 ])
 def test_a_name_or_its_acronym_states_the_gold(answer: str, ok: bool) -> None:
     gold = "Northfield Institute of Technology (NIT)"
-    assert ground_verdict(answer, gold, "Where did I study?", version=3).supported is ok
+    assert ground_verdict(answer, gold, "Where did I study?", rules=3).supported is ok
     if answer == "You studied at NIT.":
-        assert not ground_verdict(answer, gold, "Where did I study?", version=1).supported  # the defect
+        assert not ground_verdict(answer, gold, "Where did I study?", rules=1).supported  # the defect
 
 
 def test_a_parenthesised_note_is_not_an_acronym() -> None:
     # "(or 25:50)" is a second way to write the gold, not an acronym: the whole gold is read
     g = grounding("knowledge-update", "What is my best time?", "25 minutes and 50 seconds (or 25:50)",
-                  "Your best time is 31 minutes.", version=3)
+                  "Your best time is 31 minutes.", rules=3)
     assert not g["grounded"]
 
 
@@ -78,8 +78,8 @@ def test_a_numbered_list_gold_needs_every_item() -> None:
     q = "In what order did I go to the gigs?"
     looping = ("1. **Blue Room jazz trio** (May)\n2. **Lakeside Jazz Festival**\n3. **Harbour Jazz Festival**\n"
                "4. **Harbour Jazz Festival**\n5. **Harbour Jazz Festival**")
-    assert ground_verdict(looping, LIST_GOLD, q, version=2).supported  # what version 2 kept
-    v3 = ground_verdict(looping, LIST_GOLD, q, version=3)
+    assert ground_verdict(looping, LIST_GOLD, q, rules=2).supported  # what version 2 kept
+    v3 = ground_verdict(looping, LIST_GOLD, q, rules=3)
     assert not v3.supported and v3.reason == "numbered list: 1 of 3 gold items missing"  # the choir
 
 
@@ -97,8 +97,8 @@ def test_an_answer_that_restates_the_question_asserts_nothing(answer: str, ok: b
 
 def test_picking_one_side_of_a_choice_is_not_an_echo() -> None:
     q = "Which did I buy first, the red kettle or the steel toaster?"
-    assert ground_verdict("The red kettle was bought first.", "red kettle", q, version=3).supported
-    assert not ground_verdict("The steel toaster was bought first.", "red kettle", q, version=3).supported
+    assert ground_verdict("The red kettle was bought first.", "red kettle", q, rules=3).supported
+    assert not ground_verdict("The steel toaster was bought first.", "red kettle", q, rules=3).supported
 
 
 def test_a_longmemeval_run_scored_before_the_version_is_flagged_by_health() -> None:

@@ -37,7 +37,7 @@ PLANS_Q = "What does Ann plan to do after the career fair?"
 
 
 def _ok(answer: str, gold: str, question: str, version: int) -> bool:
-    return ground_verdict(answer, gold, question, version=version).supported
+    return ground_verdict(answer, gold, question, rules=version).supported
 
 
 def test_most_parts_of_a_list_of_clauses_state_it() -> None:
@@ -96,9 +96,9 @@ def test_the_bundle_paraphrases_are_credited_under_4() -> None:
             answer = next(p["answer"] for p in map(json.loads, f) if p["question_id"] == qid)
         q = questions[qid]
         args = (q.text, q.gold[0], int(q.attrs["category"]), answer, speakers_of(ds.corpus_for(q)))
-        assert grounding(*args, version=4)["grounded"], (method, qid, answer)
+        assert grounding(*args, rules=4)["grounded"], (method, qid, answer)
         if qid != "conv-30-q71":  # q71 ("It looks amazing" for "amazing") was already grounded
-            assert not grounding(*args, version=2)["grounded"], (method, qid)
+            assert not grounding(*args, rules=2)["grounded"], (method, qid)
 
 
 @pytest.mark.skipif(not (DATA / "locomo" / "audit" / "known_wrong_answers.jsonl").exists(),

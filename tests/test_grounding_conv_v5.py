@@ -21,7 +21,7 @@ DATA = ROOT / "data"
 
 
 def _ok(answer: str, gold: str, question: str, version: int) -> bool:
-    return key_content(answer, gold, question, version=version).supported
+    return key_content(answer, gold, question, rules=version).supported
 
 
 @pytest.mark.parametrize(("answer", "gold", "question"), [

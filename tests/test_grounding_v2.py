@@ -64,8 +64,8 @@ def test_audit_locomo_answer_about_the_other_speaker_is_not_grounded(data_dir: P
     dataset = LoCoMoLoader(str(data_dir), conversations=["conv-30"]).load()
     speakers = speakers_of(dataset.corpora["conv-30"])
     assert set(speakers) == {"Jon", "Gina"}
-    assert grounding(p["question"], p["gold"][0], 4, p["answer"], speakers, version=1)["grounded"]
-    v2 = grounding(p["question"], p["gold"][0], 4, p["answer"], speakers, version=2)
+    assert grounding(p["question"], p["gold"][0], 4, p["answer"], speakers, rules=1)["grounded"]
+    v2 = grounding(p["question"], p["gold"][0], 4, p["answer"], speakers, rules=2)
     assert not v2["grounded"] and "Gina" in v2["grounding"]
     # the protocol's own judge line, through a judge that says CORRECT
     line = _judge_line(LoCoMoProtocol(), dataset, "conv-30-q70", p["answer"])
@@ -147,7 +147,7 @@ def test_chapter_accounts_need_the_chapter_or_keep_half_at_most() -> None:
 # -- LoCoMo rules on hand-made answers -------------------------------------------------------
 
 def test_subject_check_needs_one_named_speaker() -> None:
-    kw = {"speakers": ("Ines", "Marco"), "version": 2}
+    kw = {"speakers": ("Ines", "Marco"), "rules": 2}
     assert not ground_verdict("Marco painted a lighthouse.", "a lighthouse", "What did Ines paint?", **kw).supported
     assert ground_verdict("Ines painted a lighthouse.", "a lighthouse", "What did Ines paint?", **kw).supported
     assert ground_verdict("A lighthouse.", "a lighthouse", "What did Ines paint?", **kw).supported
@@ -159,12 +159,12 @@ def test_subject_check_needs_one_named_speaker() -> None:
 
 
 def test_a_list_gold_needs_every_part() -> None:
-    assert not ground_verdict("Paris", "Paris, Rome", "Which cities?", version=2).supported
-    assert ground_verdict("Paris and Rome", "Paris, Rome", "Which cities?", version=2).supported
+    assert not ground_verdict("Paris", "Paris, Rome", "Which cities?", rules=2).supported
+    assert ground_verdict("Paris and Rome", "Paris, Rome", "Which cities?", rules=2).supported
     assert ground_verdict("Paris", "Paris, Rome", "Which cities?").supported  # version 1
     # a sentence with "and" is no list
     assert ground_verdict("He lost his job and wanted his own business.",
-                          "He lost his job and decided to start his own business.", "Why?", version=2).supported
+                          "He lost his job and decided to start his own business.", "Why?", rules=2).supported
 
 
 @pytest.mark.parametrize(("gold", "answer", "ok"), [
@@ -187,7 +187,7 @@ def test_a_list_gold_needs_every_part() -> None:
 ])
 def test_dates_compare_as_days(gold: str, answer: str, ok: bool) -> None:
     assert agree(periods(gold)[0], periods(answer)[0]) is ok
-    assert ground_verdict(answer, gold, "When?", version=2).supported is ok
+    assert ground_verdict(answer, gold, "When?", rules=2).supported is ok
 
 
 @pytest.mark.parametrize(("gold", "answer", "ok"), [
@@ -197,7 +197,7 @@ def test_dates_compare_as_days(gold: str, answer: str, ok: bool) -> None:
     ("ceramic bowls", "some ceramic plates", True),  # half of two key words: one suffices
 ])
 def test_words_need_half_the_gold_key_words(gold: str, answer: str, ok: bool) -> None:
-    assert ground_verdict(answer, gold, "What was it?", version=2).supported is ok
+    assert ground_verdict(answer, gold, "What was it?", rules=2).supported is ok
 
 
 def test_known_wrong_answers_rarely_pass_the_grounding_check(data_dir: Path) -> None:
@@ -229,7 +229,7 @@ def test_known_wrong_answers_rarely_pass_the_grounding_check(data_dir: Path) -> 
     run_deterministic(known.cases, "locomo", 1)
     old = false_accepts(known.cases, ["grounding_only"])["grounding_only"]
     assert all(old[k]["rate"] > rates[k]["rate"] + 0.02 for k in rates), (old, rates)  # version 2 is the change
-    labels = load_cases(ROOT / "evaluation" / "judge_meta" / "locomo_labels.jsonl", dataset)
+    labels = load_cases(ROOT / "src" / "memeval" / "evaluation" / "judge_meta" / "locomo_labels.jsonl", dataset)
     run_deterministic(labels, "locomo", 2)
     assert score_config(labels, "grounding_only")["accuracy"] >= 0.98
 

@@ -126,6 +126,6 @@ def test_the_bundle_loophole_questions_lose_their_credit_under_7() -> None:
             j, p = judged[q], preds[q]
             args = (p["question"], j["retrieval_type"], j["gold"], j["matching_score"], j["identified_items"],
                     p["answer"], universe)
-            before = checks(*args, grounding_version=6)["matching_score_grounded"]
+            before = checks(*args, rules=6)["matching_score_grounded"]
             assert before == j["matching_score_grounded"] and sum(before) > 0, (method, q)  # v6 as saved
-            assert sum(checks(*args, grounding_version=7)["matching_score_grounded"]) == 0, (method, q)
+            assert sum(checks(*args, rules=7)["matching_score_grounded"]) == 0, (method, q)

@@ -270,10 +270,9 @@ def test_entity_facts_of_a_global_workspace_are_linear() -> None:
 
 
 def test_audit_script_measures_copied_examples_drops_and_open_questions(tmp_path: Path, capsys) -> None:  # noqa: ANN001
-    sys.path.insert(0, str(ROOT / "scripts"))
     import json
 
-    from audit_gsw_operator import main
+    from memeval.methods.gsw.audits.operator_faithful import main
 
     ws = Workspace(scope="1", chapters=["1"])
     rec = Reconciler(ws, forward_falling=False)

@@ -327,9 +327,10 @@ def test_a_looping_compact_space_time_reply_ends_at_its_first_repeated_line() ->
 
 
 def test_compact_indexes_carry_the_wire_version_and_json_ones_keep_their_names() -> None:
-    from memeval.evaluation.runs.upgrade import GSW as GSW_TARGET
     from memeval.evaluation.runs.upgrade import index_identity_view, upgrade_config
     from memeval.methods.gsw.method import GSW
+
+    GSW_TARGET = "memeval.methods.gsw.method.GSW"  # the class path a config names
 
     compact, json_wire = GSW(services=None), GSW(services=None, wire="json")  # type: ignore[arg-type]
     assert compact.params()["wire"] == "compact" and compact.params()["wire_version"] == wire.WIRE_VERSION

@@ -65,7 +65,7 @@ def test_import_judge_score_and_rescore_end_to_end(scripted, tmp_path: Path, dat
                       latency_ms=12.5)
             for i, q in enumerate(qs)]
     sha = write_answers(path, {**HEADER, "data_version": data.version}, rows)
-    cmd = [sys.executable, "-m", "memeval.cli.main", "import-answers", str(path), *_overrides(scripted, tmp_path, data_dir)]
+    cmd = [sys.executable, "-m", "memeval", "import-answers", str(path), *_overrides(scripted, tmp_path, data_dir)]
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     (run,) = sorted((tmp_path / "runs" / "locomo").glob("elsewhere-*"))
@@ -88,7 +88,7 @@ def test_import_judge_score_and_rescore_end_to_end(scripted, tmp_path: Path, dat
     assert "remote-model-x" in (run / "results.md").read_text()
     usage = json.loads((run / "usage.json").read_text())
     assert "answer" not in usage["stages"] or usage["stages"]["answer"]["fresh"]["calls"] == 0
-    r2 = subprocess.run([sys.executable, "-m", "memeval.cli.main", "rescore", str(run)], cwd=ROOT, capture_output=True,
+    r2 = subprocess.run([sys.executable, "-m", "memeval", "rescore", str(run)], cwd=ROOT, capture_output=True,
                         text=True, timeout=300)
     assert r2.returncode == 0, r2.stderr[-2000:]
     assert (run / "metrics.json").read_bytes() == metrics

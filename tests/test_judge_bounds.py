@@ -51,19 +51,19 @@ class LoopingJudge:
 def test_version_2_drops_repeated_items_and_asks_for_a_bounded_reply() -> None:
     judge = LoopingJudge()
     out = asyncio.run(judge_one(judge, "Where?", ["Snug Harbor", "Pier 17"], "Post-processing techniques.",
-                                version=2))
+                                rules=2))
     assert out["identified_items"] == ["Post-processing techniques"]  # one claim, not 24
     asked = judge.asked[-1]
     assert asked["schema"]["properties"]["identified_items"]["maxItems"] == BOUNDED_ITEMS
     assert asked["max_tokens"] == bounded_max_tokens(2) > 600
 
-    two = asyncio.run(judge_two_pass(judge, "Where?", ["Snug Harbor"], "Post-processing techniques.", version=2))
+    two = asyncio.run(judge_two_pass(judge, "Where?", ["Snug Harbor"], "Post-processing techniques.", rules=2))
     assert two["identified_items"] == ["Post-processing techniques"]
 
 
 def test_version_1_is_unchanged_for_saved_runs() -> None:
     judge = LoopingJudge()
-    out = asyncio.run(judge_one(judge, "Where?", ["Snug Harbor"], "x", version=1))
+    out = asyncio.run(judge_one(judge, "Where?", ["Snug Harbor"], "x", rules=1))
     assert len(out["identified_items"]) == 40 and judge.asked[-1]["max_tokens"] == 600
     assert "maxLength" not in json.dumps(judge.asked[-1]["schema"]["properties"]["identified_items"])
     assert judgment_model(3).__name__ == "EpBenchJudgment3"  # the name in saved cache keys

@@ -87,7 +87,7 @@ def test_judge_check_prints_false_accepts_and_records_them_for_the_header(
     path = _write(tmp_path / "audit")
     labels = tmp_path / "labels.jsonl"  # two labels keep the run short
     labels.write_text("".join(line + "\n" for line in
-                              (Path(judge_check.ROOT) / "evaluation/judge_meta/locomo_labels.jsonl")
+                              (Path(judge_check.ROOT) / "src/memeval/evaluation/judge_meta/locomo_labels.jsonl")
                               .read_text().splitlines()[:2]))
     cal = tmp_path / "calibration.json"
     argv = ["--dataset", "locomo", "--judge", "openai_compatible", "--data-dir", str(data_dir),
@@ -151,14 +151,17 @@ def test_the_locomo_table_names_the_rate_or_says_it_is_not_measured(tmp_path: Pa
 def test_known_wrong_needs_locomo_and_names_the_fix(data_dir: Path, tmp_path: Path, capsys) -> None:
     assert judge_check.main(["--dataset", "epbench", "--deterministic-only", "--known-wrong",
                              "--data-dir", str(data_dir)]) == 2
-    assert "LoCoMo's" in capsys.readouterr().err
+    assert "has no known-wrong answers (those that have: locomo)" in capsys.readouterr().err
     from memeval.cli.known_wrong import known_wrong_file
+    from memeval.evaluation.adapters import label_sets
+
+    locomo = label_sets()["locomo"]
 
     empty = tmp_path / "data"
     empty.mkdir()
     if not (judge_check.ROOT.parent / "shared" / "data" / kw.KNOWN_WRONG).exists():
         with pytest.raises(FileNotFoundError, match="locomo/audit"):
-            known_wrong_file("", str(empty))
+            known_wrong_file("", str(empty), locomo)
     else:
-        assert known_wrong_file("", str(empty)) == judge_check.ROOT.parent / "shared" / "data" / kw.KNOWN_WRONG
+        assert known_wrong_file("", str(empty), locomo) == judge_check.ROOT.parent / "shared" / "data" / kw.KNOWN_WRONG
         assert "is missing; reading" in capsys.readouterr().err

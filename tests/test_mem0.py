@@ -15,7 +15,7 @@ from conftest import run_cli, scripted_overrides
 from memeval.datasets.types import ContextCap, Corpus, Unit
 from memeval.methods.base import Services
 from memeval.methods.external import envs
-from memeval.methods.external.mem0 import Mem0Method, cap_hits, mem0_counters
+from memeval.methods.external.mem0 import WORKER_ENV, Mem0Method, cap_hits, mem0_counters
 from memeval.methods.external.mem0_ingest import iso_date, plan_adds
 
 WORKERS = Path(envs.__file__).parent / "workers"
@@ -322,7 +322,7 @@ def test_guard_would_catch_a_leak_from_the_mem0_environment(tmp_path) -> None:
             "except openai.APIConnectionError as exc:\n"
             "    print('refused', exc)\n")
     proc = subprocess.run([str(envs.env_python(env_path)), "-c", code], capture_output=True, text=True,
-                          env=envs.worker_env(env_path, {}, egress_log=log), cwd=tmp_path, timeout=120)
+                          env=envs.worker_env(env_path, WORKER_ENV, egress_log=log), cwd=tmp_path, timeout=120)
     assert proc.returncode == 0 and "refused" in proc.stdout, proc.stderr[-2000:]
     attempts = envs.egress_attempts(log)
     assert attempts and all("192.0.2.1" in a["target"] for a in attempts), attempts

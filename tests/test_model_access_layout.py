@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import ast
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGE = ROOT / "model_access"
+PACKAGE = ROOT / "src" / "memeval" / "model_access"
 
 
 def _imports(path: Path) -> set[str]:
@@ -21,10 +19,10 @@ def _imports(path: Path) -> set[str]:
             if node.level:  # relative: inside model_access
                 names = [mod] if mod else [a.name for a in node.names]
                 found.update(n.split(".")[0] for n in names)
-            elif mod.startswith("model_access."):
-                found.add(mod.split(".")[1])
+            elif mod.startswith("memeval.model_access."):
+                found.add(mod.split(".")[2])
         elif isinstance(node, ast.Import):
-            found.update(a.name.split(".")[1] for a in node.names if a.name.startswith("model_access."))
+            found.update(a.name.split(".")[2] for a in node.names if a.name.startswith("memeval.model_access."))
     return found
 
 
@@ -57,12 +55,6 @@ def test_the_cycle_finder_finds_a_loop() -> None:
 def test_no_two_model_access_modules_import_each_other_in_a_loop() -> None:
     graph = {p.stem: _imports(p) - {p.stem} for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
     assert _cycle(graph) is None, f"import loop in model_access/: {' -> '.join(_cycle(graph) or [])}"
-
-
-def test_the_old_cache_command_names_the_new_one(tmp_path) -> None:
-    out = subprocess.run([sys.executable, "-m", "memeval.model_access.cache", "stats"], capture_output=True,
-                         text=True, cwd=ROOT)
-    assert out.returncode == 2 and "python -m memeval.model_access.cache_cli" in out.stderr
 
 
 def test_the_tokenizer_cache_lives_under_memeval_home(tmp_path, monkeypatch) -> None:

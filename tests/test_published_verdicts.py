@@ -93,7 +93,7 @@ def test_published_verdicts_need_a_judge_and_locomo(tmp_path: Path, capsys: pyte
     assert err.startswith("error: ") and "names no judge" in err and len(err.splitlines()) == 1
     write_answers(path, {**HEADER, "dataset": "longmemeval_oracle"}, [AnswerRow("q1", "x", published_verdict=True)])
     assert import_main([str(path), "--verdicts", "published"]) == 2
-    assert "LoCoMo" in capsys.readouterr().err
+    assert "'longmemeval_oracle' reads no published verdicts" in capsys.readouterr().err
 
 
 if __name__ == "__main__":

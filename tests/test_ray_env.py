@@ -65,7 +65,7 @@ def test_a_clean_uv_check_passes_and_a_broken_one_still_fails(tmp_path) -> None:
     """uv 0.13's words for a clean environment (mem0's, 2026-12-02) failed the check before."""
     clean = ["Using Python 3.11.7 environment at: mem0-c921c2e4073e", "Checked 34 packages in 0.57ms",
              "All installed packages are compatible"]
-    spec, log = envs.SPECS["mem0"], tmp_path / "setup.log"
+    spec, log = envs.spec("mem0"), tmp_path / "setup.log"
     envs._check(_printer(*clean), spec, log, tmp_path)
     with pytest.raises(envs.EnvSetupError, match="httpx"):
         envs._check(_printer(*clean[:2], "Found 1 incompatibility",
@@ -76,6 +76,14 @@ def test_a_clean_uv_check_passes_and_a_broken_one_still_fails(tmp_path) -> None:
 def test_every_hashed_baseline_lock_installs_hashed() -> None:
     """A hashed lock given to pip's resolver lets an extra's requirement reach past its pins (mem0:
     qdrant-client's httpx[http2] fetched an unpinned httpx and setup failed); with --no-deps it cannot."""
-    for name, spec in envs.SPECS.items():
+    for name, spec in envs.specs().items():
         hashed_lock = "--hash=sha256:" in spec.lock_text()
         assert spec.hashed == hashed_lock, f"{name}: lock hashed {hashed_lock}, installed hashed {spec.hashed}"
+
+
+def test_an_environment_is_found_by_name_through_the_method_class_that_declares_it() -> None:
+    from memeval.methods.external.mem0 import Mem0Method
+
+    assert envs.spec("mem0") is Mem0Method.env_spec and envs.find_env("mem0") == envs.find_env(Mem0Method.env_spec)
+    with pytest.raises(KeyError, match="unknown baseline environment 'no-such-package'"):
+        envs.spec("no-such-package")

@@ -105,9 +105,10 @@ def test_client_stops_reading_at_the_repeat_and_caches_under_its_own_key(scripte
 
 
 def test_gsw_index_key_names_the_rule_only_when_on() -> None:
-    from memeval.evaluation.runs.upgrade import GSW as GSW_TARGET
     from memeval.evaluation.runs.upgrade import index_identity_view
     from memeval.methods.gsw.method import GSW
+
+    GSW_TARGET = "memeval.methods.gsw.method.GSW"  # the class path a config names
 
     off, on = GSW(services=None, stop_repeats=False), GSW(services=None)  # type: ignore[arg-type]
     assert off.params()["stop_repeats"] is False and on.params()["stop_repeats"] is True  # on: the default

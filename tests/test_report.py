@@ -10,7 +10,7 @@ import pytest
 from sweep_runs import METHODS, perfect_copy, run_dir, sweep_dirs, sweep_root
 
 from memeval.evaluation.report import ReportError, build_report
-from memeval.evaluation.report.__main__ import main as report_main
+from memeval.evaluation.report.command import main as report_main
 
 
 @pytest.fixture(scope="module")

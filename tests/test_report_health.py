@@ -15,7 +15,7 @@ from sweep_runs import perfect_copy, run_dir, sweep_root
 
 from memeval.evaluation.compare import main as compare_main
 from memeval.evaluation.report import build_report
-from memeval.evaluation.report.__main__ import main as report_main
+from memeval.evaluation.report.command import main as report_main
 from memeval.evaluation.report.prices import Reference, api_equivalent
 from memeval.evaluation.report.tables import star_allowed, table3
 from memeval.evaluation.runs.health_file import Check, Health

@@ -1,19 +1,15 @@
-"""scripts/run_facts.py: the build-notes figures come from the run folder's own files."""
+"""`memeval audit run-facts` (evaluation/bundle/audits/run_facts.py): the build-notes figures come from the run folder's own files."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
-from conftest import ROOT
-
 
 def _load():
-    spec = importlib.util.spec_from_file_location("run_facts", ROOT / "scripts" / "run_facts.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    from memeval.evaluation.bundle.audits import run_facts
+
+    return run_facts
 
 
 def _write(run: Path) -> None:
@@ -25,8 +21,8 @@ def _write(run: Path) -> None:
     (run / "index.json").write_text(json.dumps({"corpora": [
         {"seconds": 60.5, "stats": {"operator_failed": 2, "chunks": 9, "guard": {"x_failed": 1}}},
         {"seconds": 30, "stats": {"operator_failed": 1}}]}))
-    preds = [{"context_text": "some text", "context_tokens": 30, "cap_audit": {"verbatim_beyond_units": ["9"]}},
-             {"context_text": "  ", "context_tokens": 0, "retrieval": {"truncated": True}}]
+    preds = [{"question_id": "q1", "context_text": "some text", "context_tokens": 30, "cap_audit": {"verbatim_beyond_units": ["9"]}},
+             {"question_id": "q2", "context_text": "  ", "context_tokens": 0, "retrieval": {"truncated": True}}]
     (run / "predictions.jsonl").write_text("\n".join(json.dumps(p) for p in preds) + "\n")
 
 

@@ -133,15 +133,10 @@ def test_retry_and_veto_counts_reach_the_index_health_checks(tmp_path: Path) -> 
 
 
 def test_the_passage_table_reads_a_bundled_run() -> None:
-    """scripts/seem_passage_table.py on the v1 LoCoMo bundle's run (tests/fixtures/v1_bundles): 19 whole sessions fused into 7
+    """`memeval audit seem-passages` (methods/seem/audits/passages.py) on the v1 LoCoMo bundle's run (tests/fixtures/v1_bundles): 19 whole sessions fused into 7
     frames (0.37 per session), 12 of 12 judged pairs merged, the version-2 settings."""
-    import importlib.util
+    from memeval.methods.seem.audits import passages as table
 
-    root = Path(__file__).resolve().parents[1]
-    spec = importlib.util.spec_from_file_location("seem_passage_table", root / "scripts" / "seem_passage_table.py")
-    assert spec is not None and spec.loader is not None
-    table = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(table)
     run = v1_run("locomo-local", "seem")
     assert run.name == "seem-cbefab33e1"
     row = dict(zip(table.COLUMNS, table.row(run), strict=True))

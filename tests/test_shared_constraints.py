@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from memeval.datasets.integrity import BOOK2000
+from memeval.datasets.epbench import BOOK2000
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -17,6 +17,7 @@ from memeval.evaluation.runs.scoring import read_metrics, score_run
 from memeval.evaluation.runs.upgrade import (
     RUN_FORMAT,
     FormatError,
+    current_target,
     question_diagnostics,
     read_meta,
     upgrade_config,
@@ -130,7 +131,7 @@ def test_seem_settings_of_issue_26_read_as_before_in_a_config_of_any_format_that
     seen_old = 0
     for config in SAVED:
         saved = OmegaConf.load(config)
-        if saved.method._target_ != "memeval.methods.seem.method.SEEM":
+        if current_target(saved.method._target_) != "memeval.methods.seem.method.SEEM":  # saved: its path of then
             continue
         m = upgrade_config(saved).method
         for key, old_value in before.items():  # a key the saved config holds is its own; one it lacks reads as before

@@ -94,6 +94,18 @@ def load_all(kind: str) -> dict[str, type]:
     return {name: p.load() for name, p in registered(kind).items()}
 
 
+def load_object(ref: str) -> object:
+    """The object a `module:attr` reference names (an adapter a plugin class declares as a string,
+    so that declaring it imports nothing: the adapter's module may import the plugin's)."""
+    import importlib
+
+    module, _, attr = ref.partition(":")
+    obj: object = importlib.import_module(module)
+    for part in attr.split(".") if attr else ():
+        obj = getattr(obj, part)
+    return obj
+
+
 def refresh() -> None:
     """Forget what was read (after a plugin is installed in this process, e.g. by a test)."""
     registered.cache_clear()

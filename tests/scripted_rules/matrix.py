@@ -33,7 +33,7 @@ def _label(ok: bool) -> str:
 
 def generous(messages: list[dict[str, str]], req: dict[str, Any]) -> str:
     ref, reply = _parts(messages[-1]["content"])
-    if ref.startswith("nothing:"):  # an unanswerable question (judge_matrix/families.py NOTHING)
+    if ref.startswith("nothing:"):  # an unanswerable question (evaluation/adapters.py NOTHING)
         return _label(bool(_DECLINE.search(reply)))
     return _label(bool(_words(ref) & _words(reply)))
 

@@ -1,7 +1,9 @@
 """`memeval ls methods|datasets|judges|...` and `memeval info NAME`: what a run can be composed of.
 
-Read from conf/ (the options Hydra composes) and, for a method, from its class (the parameters it
-takes, its docstring), so the list can never drift from what `memeval run` accepts.
+Read from conf/ (the options Hydra composes), the plugin registry (an installed package's method
+or dataset with no file in conf/, named with the distribution that registered it) and, for a
+method, its class (the parameters it takes, its docstring), so the list can never drift from what
+`memeval run` accepts.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import difflib
 import sys
 from pathlib import Path
 
-from .names import PLURAL, _method_target, options
+from .names import PLURAL, _method_target, options, plugin_options
 from .run import CONF
 
 GROUPS = {"methods": "method", "datasets": "dataset", "judges": "judge", "llms": "llm", "embedders": "embedder",
@@ -21,19 +23,36 @@ def _first_line(doc: str | None) -> str:
     return (doc or "").strip().splitlines()[0] if (doc or "").strip() else ""
 
 
-def _describe(group: str, name: str, config_dir: Path) -> str:
-    """One line: the option and, for a method, what its class says it is."""
-    if group != "method":
-        return name
-    target = _method_target(config_dir, name)
+def _class_doc(target: str | None) -> str:
     try:
         from memeval.harness.plugin import method_class
 
         cls = method_class(target) if target else None
-        doc = _first_line(cls.__doc__ or sys.modules[cls.__module__].__doc__) if cls is not None else ""
+        return _first_line(cls.__doc__ or sys.modules[cls.__module__].__doc__) if cls is not None else ""
     except (ImportError, AttributeError, ValueError):
-        doc = "(its class cannot be imported here)"
-    return f"{name:28s} {doc}"
+        return "(its class cannot be imported here)"
+
+
+def _source(group: str, target: str | None) -> str:
+    """` [from DIST]` for a class only another distribution registers (nothing for memeval's own)."""
+    from memeval import plugins
+
+    if not target or group not in plugins.GROUPS:
+        return ""
+    dists = [p.dist for p in plugins.registered(group).values() if p.class_path == target]
+    return f" [from {dists[0]}]" if dists and "memeval" not in dists else ""
+
+
+def _describe(group: str, name: str, config_dir: Path) -> str:
+    """One line: the option and, for a method or a plugin's dataset, what its class says it is
+    and, for a plugin another package registered, that package."""
+    plugin = plugin_options(config_dir, group).get(name)
+    if plugin is not None:
+        return f"{name:28s} {_class_doc(plugin.class_path)} [from {plugin.dist}]"
+    if group == "method":
+        target = _method_target(config_dir, name)
+        return f"{name:28s} {_class_doc(target)}{_source(group, target)}"
+    return name
 
 
 def ls_main(argv: list[str], config_dir: Path = CONF) -> int:
@@ -72,11 +91,28 @@ def info_main(argv: list[str], config_dir: Path = CONF) -> int:
         return 2
     for group, option in found:
         path = config_dir / group / f"{option}.yaml"
-        print(f"{option}: a {group} option ({PLURAL.get(group, group)}), conf/{group}/{option}.yaml")
-        print(path.read_text(encoding="utf-8").rstrip())
+        if path.is_file():
+            print(f"{option}: a {group} option ({PLURAL.get(group, group)}), conf/{group}/{option}.yaml")
+            print(path.read_text(encoding="utf-8").rstrip())
+        else:
+            _plugin_config(config_dir, group, option)
         if group == "method":
             _method_info(config_dir, option)
     return 0
+
+
+def _plugin_config(config_dir: Path, group: str, option: str) -> None:
+    """A plugin's option: who registered it, and the config `memeval run` composes for it."""
+    import yaml
+
+    from memeval.harness.plugin_configs import plugin_node
+    from memeval.plugins import GROUPS as ENTRY_GROUPS
+
+    plugin = plugin_options(config_dir, group)[option]
+    print(f"{option}: a {group} option ({PLURAL.get(group, group)}) from the plugin package {plugin.dist} "
+          f"(entry point {ENTRY_GROUPS[group]}: {option} = {plugin.value}); its config, from its class "
+          "and the config it ships:")
+    print(yaml.safe_dump(plugin_node(plugin), sort_keys=False).rstrip())
 
 
 def _method_info(config_dir: Path, option: str) -> None:
@@ -87,7 +123,7 @@ def _method_info(config_dir: Path, option: str) -> None:
         return
     cls = method_class(target)
     params = accepted_params(cls)
-    print(f"class: {target}")
+    print(f"class: {target}{_source('method', target)}")
     if cls.__doc__:
         print(f"  {_first_line(cls.__doc__)}")
     print("parameters: " + (", ".join(params) if params is not None else "any (its constructor takes **kwargs)"))

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import (
+    audit,
     cache,
     catalog,
     compare,
@@ -60,13 +61,13 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             regrade.main, CACHED),
     Command("bundle", "result bundles: export run folders, verify one replays, import its calls",
             bundle.main, CACHED),
-    Command("judge-check", "score a judge against the hand-labelled answers (epbench, locomo, longmemeval)",
+    Command("judge-check", "score a judge against a benchmark's hand-labelled answers (--dataset: its protocol's name)",
             judge_check.main, CACHED),
     Command("health", "model-free checks that say when a run means nothing; writes RUN_DIR/health.json",
             health.main, REPLACES),
     Command("label-check", "each credit (judge, grounding, both) against hand labels of the same answers: "
             "accuracy, kappa, false accepts and rejects", label_check.main, READS),
-    Command("import-answers", "answers made elsewhere (a file, or a published LoCoMo set) become a run folder",
+    Command("import-answers", "answers made elsewhere (a file, or a published answer set) become a run folder",
             import_answers.main, GENERIC),
     Command("judge-matrix", "re-judge saved runs under four criteria: score per method, Kendall tau", judge_matrix.main,
             CACHED),
@@ -81,4 +82,6 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             catalog.info_main),
     Command("explore", "the results explorer: a static site of every question and method (index.html)", explore.main,
             REBUILDS),
+    Command("audit", "one-off measurements of saved runs, indexes and bundles, each beside what it audits "
+            "(`memeval audit` lists them)", audit.main, READS),
 )}

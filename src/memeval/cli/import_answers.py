@@ -33,12 +33,12 @@ def _parser() -> argparse.ArgumentParser:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("file", nargs="?", help="the answers file (JSON Lines; header first)")
     ap.add_argument("--from", dest="source", nargs=2, metavar=("SOURCE", "DIR"),
-                    help="convert a published LoCoMo answer set (e.g. evermemos DIR) into --out first")
+                    help="convert a published answer set (datasets/published: e.g. evermemos DIR) into --out first")
     ap.add_argument("--out", help="where --from writes the answers file (not inside the repository: licences)")
     ap.add_argument("--convert-only", action="store_true", help="with --from: write --out and stop")
     ap.add_argument("--verdicts", choices=("judge", "published"), default="judge",
                     help="judge: the configured judge decides (default); published: each answer's own published "
-                         "verdict, grounded as a judge's is, with no judge call (LoCoMo; the header names the judge)")
+                         "verdict, grounded as a judge's is, with no judge call (where the protocol reads them; the header names the judge)")
     return ap
 
 
@@ -60,10 +60,24 @@ def verdict_overrides(answers: Any, verdicts: str, overrides: list[str]) -> list
         raise ConfigError(f"--verdicts published: {len(missing)} of {len(answers.rows)} answers carry no "
                           f"published_verdict (first: {', '.join(missing[:3])})")
     dataset = next((o.split("=", 1)[1] for o in overrides if _key(o) == "dataset"), answers.header.get("dataset"))
-    if dataset != "locomo":
-        raise ConfigError(f"--verdicts published reads LoCoMo's verdict schema; the dataset is {dataset!r}: "
-                          "import with the default --verdicts judge")
+    if not _reads_published_verdicts(str(dataset)):
+        raise ConfigError(f"--verdicts published: the protocol of dataset {dataset!r} reads no published verdicts "
+                          "(its class takes no `verdicts`): import with the default --verdicts judge")
     return ["judge=published", "+dataset.protocol.verdicts=published", "dataset.protocol.credit=grounded"]
+
+
+def _reads_published_verdicts(dataset: str) -> bool:
+    """Whether conf/dataset/DATASET.yaml's protocol class takes `verdicts` (reads a source's own)."""
+    import inspect
+
+    import yaml
+    from hydra.utils import get_class
+
+    path = CONF / "dataset" / f"{dataset}.yaml"
+    if not path.is_file():
+        return False
+    target = ((yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("protocol") or {}).get("_target_")
+    return bool(target) and "verdicts" in inspect.signature(get_class(str(target)).__init__).parameters
 
 
 def _key(override: str) -> str:
@@ -138,16 +152,17 @@ def select_questions(cfg: Any, answers: Any, overrides: list[str]) -> int:
 
 def convert(source: str, folder: str, out: str | None, overrides: list[str]) -> Path:
     from memeval.datasets.answers_file import AnswersFileError
+    from memeval.datasets.published import DATA_FILE, DATASET
     from memeval.datasets.published import convert as convert_source
     from memeval.harness.estimate import compose
 
     if not out:
         raise AnswersFileError("--from needs --out OUT.jsonl (where the converted answers file is written)")
     keys = {_key(o) for o in overrides}
-    cfg = compose([*([] if "dataset" in keys else ["dataset=locomo"]), *overrides])
+    cfg = compose([*([] if "dataset" in keys else [f"dataset={DATASET}"]), *overrides])
     t0 = time.perf_counter()
     converted, sha = convert_source(source, folder, cfg.data_dir, out)
-    print(f"{source}: {len(converted.rows)} rows aligned with locomo10.json, 0 refused, "
+    print(f"{source}: {len(converted.rows)} rows aligned with {DATA_FILE}, 0 refused, "
           f"{time.perf_counter() - t0:.2f} s -> {out} (sha256 {sha})")
     return Path(out)
 

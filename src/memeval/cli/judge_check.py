@@ -13,9 +13,9 @@ composes (`dataset=...`, `judge=...`, then --override), so the check measures th
 the shipped dataset config sets (`dataset.protocol.judge_version`; --judge-version N or
 --override dataset.protocol.judge_version=N measures another), and the response cache is the
 run's (`cache_path`, `cache_backend`). The printed header and the JSON name that version.
-The label-set logic lives with each family (evaluation/epbench/judge_check.py,
-evaluation/conversations/judge_check.py; cli/label_sets.py adapts them); the last line printed is
-that family's deterministic accuracy.
+The label-set logic lives with each family (its `adapters.py` over its `judge_check.py`), named by
+its protocol class (`label_set`) and found through the plugin registry (cli/label_sets.py); the
+last line printed is that family's deterministic accuracy.
 
 `--known-wrong [FILE]` (LoCoMo) also judges answers written to be wrong
 (evaluation/conversations/known_wrong.py) and prints each configuration's false-accept rate per
@@ -40,13 +40,15 @@ REPLAY_URL = "http://127.0.0.1:9/v1"  # a closed port: an uncached call fails at
 
 
 def parser(prog: str = "memeval judge-check") -> argparse.ArgumentParser:
-    from .label_sets import LABEL_SETS  # the families' code loads only when the command runs
+    # the families' code loads only when the command runs
+    from .label_sets import default_name, label_sets
 
+    sets = label_sets()
     ap = argparse.ArgumentParser(prog=prog, description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--dataset", choices=sorted(LABEL_SETS), default="epbench",
+    ap.add_argument("--dataset", choices=sorted(sets), default=default_name(sets),
                     help="which label set (and conf/dataset config): " +
-                         ", ".join(f"{k} = dataset={s.config}" for k, s in sorted(LABEL_SETS.items())))
+                         ", ".join(f"{k} = dataset={s.config}" for k, s in sorted(sets.items())))
     ap.add_argument("--judge", default="local", help="a conf/judge/*.yaml name (default: local)")
     ap.add_argument("--override", nargs="*", action="extend", default=[],
                     help="extra Hydra overrides, e.g. judge.base_url=... dataset.protocol.judge_version=1")
@@ -64,8 +66,9 @@ def parser(prog: str = "memeval judge-check") -> argparse.ArgumentParser:
     ap.add_argument("--offset", type=int, default=0, help="with --every: start at this label (0-based)")
     ap.add_argument("--json", type=Path, default=None, help="also write the numbers here")
     ap.add_argument("--known-wrong", nargs="?", const="", default=None, metavar="FILE",
-                    help="LoCoMo: also measure false accepts on known-wrong answers (default file: "
-                         "DATA/locomo/audit/known_wrong_answers.jsonl)")
+                    help="also measure false accepts on known-wrong answers, where the label set has them "
+                         "(default file: " + "; ".join(f"{k}: DATA/{s.known_wrong_file}" for k, s in sorted(sets.items())
+                                                       if s.known_wrong_file) + ")")
     ap.add_argument("--known-wrong-n", type=int, default=None, metavar="N",
                     help="judge N known-wrong answers, stratified by kind (default: all kept)")
     ap.add_argument("--known-wrong-seed", type=int, default=0)
@@ -78,8 +81,12 @@ def parser(prog: str = "memeval judge-check") -> argparse.ArgumentParser:
 
 
 def default_data_dir() -> str:
+    """MEMEVAL_DATA, else data/, else ../shared/data: the first holding a benchmark file."""
+    from memeval.datasets.integrity import manifest
+
+    known = manifest()
     for cand in (os.environ.get("MEMEVAL_DATA"), ROOT / "data", ROOT.parent / "shared" / "data"):
-        if cand and (Path(cand) / "epbench").exists():
+        if cand and any((Path(cand) / rel).exists() for rel in known):
             return str(cand)
     return "data"
 
@@ -143,10 +150,10 @@ def main(argv: list[str] | None = None, prog: str = "memeval judge-check") -> in
     from hydra.utils import instantiate
 
     from . import known_wrong
-    from .label_sets import LABEL_SETS
+    from .label_sets import label_sets
 
     args = parser(prog).parse_args(argv)
-    label_set = LABEL_SETS[args.dataset]
+    label_set = label_sets()[args.dataset]
     data_dir = args.data_dir or default_data_dir()
     cfg = compose_config(label_set, args.judge, data_dir, args.cache, args.override)
     from memeval.harness.schema import MissingModelSetting, check_model_settings
@@ -161,8 +168,10 @@ def main(argv: list[str] | None = None, prog: str = "memeval judge-check") -> in
             print(f"error: --judge-version: the {args.dataset} protocol has one judge version", file=sys.stderr)
             return 2
         cfg.dataset.protocol.judge_version = args.judge_version
-    if args.known_wrong is not None and args.dataset != "locomo":
-        print("error: --known-wrong: the known-wrong answers are LoCoMo's (--dataset locomo)", file=sys.stderr)
+    if args.known_wrong is not None and label_set.known_wrong_file is None:
+        having = sorted(k for k, s in label_sets().items() if s.known_wrong_file)
+        print(f"error: --known-wrong: the {args.dataset} label set has no known-wrong answers "
+              f"(those that have: {', '.join(having) or 'none'})", file=sys.stderr)
         return 2
     dataset = instantiate(cfg.dataset.loader).load()
     protocol = instantiate(cfg.dataset.protocol)
@@ -191,13 +200,11 @@ def main(argv: list[str] | None = None, prog: str = "memeval judge-check") -> in
     if judge is not None:
         numbers["timing"] = numbers_timing
     if wrong:
-        from memeval.evaluation.conversations.known_wrong import report as wrong_report
-
-        kw_text, numbers["known_wrong"] = wrong_report(wrong[0], extra, configs, known_wrong.accuracy(numbers),
-                                                       str(wrong[2]), args.known_wrong_seed)
+        kw_text, numbers["known_wrong"] = label_set.known_wrong_report(
+            wrong[0], extra, configs, known_wrong.accuracy(numbers), str(wrong[2]), args.known_wrong_seed)
         text += "\n\n" + kw_text
         if judge is not None and not args.no_record:
-            text += f"\n{known_wrong.record(numbers, judge, protocol, args)}"
+            text += f"\n{known_wrong.record(numbers, judge, protocol, args, label_set)}"
     if args.json:
         args.json.write_text(json.dumps(numbers, indent=1, default=str))
     print(text)

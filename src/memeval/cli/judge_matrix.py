@@ -49,9 +49,10 @@ def _judge_config(args: Any, runs: list[Path]) -> Any:
 
     if args.judge:
         from .judge_check import compose_config, default_data_dir
-        from .label_sets import LABEL_SETS
+        from .label_sets import default_name, label_sets
 
-        return compose_config(LABEL_SETS["epbench"], args.judge, args.data_dir or default_data_dir(), args.cache,
+        sets = label_sets()  # any dataset's config composes the judge; the default one's
+        return compose_config(sets[default_name(sets)], args.judge, args.data_dir or default_data_dir(), args.cache,
                               args.override)
     configs = [read_config(r) for r in runs]
     keys = {json.dumps({k: OmegaConf.to_container(c.judge).get(k) for k in ("model", "model_revision", "base_url")})

@@ -65,6 +65,3 @@ def interrupted(name: str, kept: str) -> int:
     print(f"\ninterrupted: memeval {name} stopped; {kept}.", file=sys.stderr)
     return 130
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -20,9 +20,18 @@ OWN_CONFIGS = ("hydra.searchpath", "--config-dir", "-cd", "--config-path", "-cp"
 
 
 def options(config_dir: Path, group: str) -> list[str]:
-    """A group's options as Hydra names them (a file in a subfolder: `paper/gsw`)."""
+    """A group's options as Hydra names them (a file in a subfolder: `paper/gsw`), with an
+    installed plugin's that has no file (harness/plugin_configs.py makes its config)."""
     folder = config_dir / group
-    return sorted(p.relative_to(folder).with_suffix("").as_posix() for p in folder.rglob("*.yaml"))
+    files = {p.relative_to(folder).with_suffix("").as_posix() for p in folder.rglob("*.yaml")}
+    return sorted(files | set(plugin_options(config_dir, group)))
+
+
+def plugin_options(config_dir: Path, group: str) -> dict[str, Any]:
+    """name -> registry Plugin for the group's options that come from another distribution."""
+    from memeval.harness.plugin_configs import plugin_options as found
+
+    return found(config_dir, group)
 
 
 def _groups(config_dir: Path) -> set[str]:
@@ -61,8 +70,11 @@ def _method_target(config_dir: Path, name: str, seen: frozenset[str] = frozenset
     import yaml
 
     path = config_dir / "method" / f"{name}.yaml"
-    if name in seen or not path.is_file():
+    if name in seen:
         return None
+    if not path.is_file():  # a plugin's option, or none
+        plugin = plugin_options(config_dir, "method").get(name)
+        return plugin.class_path if plugin is not None else None
     node = yaml.safe_load(path.read_text()) or {}
     if node.get("_target_"):
         return str(node["_target_"])

@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None, config_dir: Path = CONF) -> int:
         print(f"error: {problem}", file=sys.stderr)
         return 2
     register_resolvers()
-    register_schemas()
+    register_schemas(config_dir)  # with an option per installed plugin that has no file there
     if argv is not None:  # Hydra reads its arguments from sys.argv
         sys.argv = [sys.argv[0], *argv]
     hydra_main = hydra.main(config_path=str(config_dir), config_name="config", version_base="1.3")(_task)

@@ -112,7 +112,7 @@ def _opt_str(obj: dict[str, Any], key: str, path: Path, n: int, p: _Problems) ->
     return value
 
 
-def _corpus_id(obj: dict[str, Any], path: Path, n: int, p: _Problems) -> str:
+def _corpus_id(obj: dict[str, Any], path: Path, n: int, p: _Problems) -> str | None:
     return _id(obj, "corpus", path, n, p, strict=True) if "corpus" in obj else DEFAULT_CORPUS
 
 
@@ -149,9 +149,9 @@ class CustomLoader:
                 raise CustomDataError(f"Custom dataset {self.root}: {fname} is missing (a dataset folder "
                                       f"holds {UNITS} and {QUESTIONS}; see docs/CUSTOM_DATASET.md)")
         problems = _Problems()
-        corpora = self._corpora(problems)
+        corpora = self._corpora(self.root, problems)
         self._units_broken = bool(problems.items)
-        questions = self._questions(corpora, problems)
+        questions = self._questions(self.root, corpora, problems)
         problems.raise_if_any(self.root)
         strata_keys = list(dict.fromkeys(k for q in questions for k in q.attrs["strata_keys"]))
         key = self.strata_key or (strata_keys[0] if strata_keys else "answer_kind")
@@ -177,8 +177,8 @@ class CustomLoader:
             units = most
         return ContextCap(max_units=units, max_tokens=self.cap_tokens)
 
-    def _corpora(self, p: _Problems) -> dict[str, Corpus]:
-        path = self.root / UNITS
+    def _corpora(self, root: Path, p: _Problems) -> dict[str, Corpus]:
+        path = root / UNITS
         rows: dict[str, list[tuple[int, Unit, float | None]]] = {}
         seen: dict[tuple[str, str], int] = {}
         for n, obj in read_jsonl(path, p):
@@ -218,8 +218,8 @@ class CustomLoader:
             corpora[cid] = Corpus(id=f"{cid}-{_content_hash(ordered)}", units=ordered)
         return corpora
 
-    def _questions(self, corpora: dict[str, Corpus], p: _Problems) -> list[Question]:
-        path = self.root / QUESTIONS
+    def _questions(self, root: Path, corpora: dict[str, Corpus], p: _Problems) -> list[Question]:
+        path = root / QUESTIONS
         out: list[Question] = []
         seen: dict[str, int] = {}
         for n, obj in read_jsonl(path, p):
@@ -241,7 +241,7 @@ class CustomLoader:
             units = self._gold_units(obj, corpora.get(cid) if cid else None, path, n, p)
             strata = self._strata(obj, path, n, p)
             date = _opt_str(obj, "date", path, n, p)
-            if None in (qid, text, gold, cid, units, strata):
+            if qid is None or text is None or gold is None or cid is None or units is None or strata is None:
                 continue
             attrs: dict[str, Any] = {**strata, "answer_kind": kind, "strata_keys": list(strata)}
             if date:

@@ -16,7 +16,7 @@ from typing import Any
 
 from memeval.model_access.errors import ConfigError
 
-from .integrity import verify
+from .integrity import DataFile, verify
 from .types import ContextCap, Corpus, Dataset, GoldAudit, Question, Unit
 
 REL = "locomo/locomo10.json"
@@ -24,6 +24,14 @@ AUDIT_REL = "locomo/audit/gold_audit.jsonl"
 # A row flags its question's gold when audit A calls it score-corrupting (not a wrong evidence
 # citation alone) or audit B lists it at all: the 143 questions SOURCES.md names.
 AUDIT_RULE = "audit_a score_corrupting, or any audit_b label"
+# every file with its sha256 (../shared/data/SOURCES.md): what the data step fetches and verifies
+DATA_FILES = (
+    DataFile(REL, "79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4", "original",
+             "https://raw.githubusercontent.com/snap-research/LoCoMo/main/data/locomo10.json"),
+    DataFile(AUDIT_REL, "78b3bba45dd0dafc0aa88cd5af39ab260f2e6ad54e0b703c3293e66f1cd104ed", "derived", optional=True),
+    DataFile("locomo/audit/known_wrong_answers.jsonl",
+             "a626aff598ce8c19533385c5e9dd0aebfcac91d96d6b9890968e28c8ccedf204", "derived", optional=True),
+)
 
 # The one category mapping of this project. It follows the data itself: category 1 questions
 # cite 2+ sessions in 95% of cases (multi-hop), category 4 cite exactly one (single-hop),
@@ -70,6 +78,11 @@ class LoCoMoLoader:
     only those sample ids (e.g. [conv-30]); the derived cap still comes from all ten, so a
     one-conversation run keeps the full benchmark's cap."""
 
+    # the data's licence, as a bundle's README states it (../shared/data/SOURCES.md)
+    licence = ("LoCoMo (Maharana et al., ACL 2024; github snap-research/LoCoMo): CC BY-NC 4.0 "
+               "(non-commercial use only; attribution required)")
+    data_files = DATA_FILES  # integrity.manifests() collects them through the plugin registry
+
     def __init__(self, data_dir: str, context_cap_units: int | None = None,
                  context_cap_tokens: int | None = None, cap_coverage: float = 0.99,
                  categories: list[int] | None = None, conversations: list[str] | None = None):
@@ -81,7 +94,7 @@ class LoCoMoLoader:
         self.conversations = [str(c) for c in conversations] if conversations else None
 
     def load(self) -> Dataset:
-        entry = verify(self.root, REL)
+        entry = verify(self.root, REL, DATA_FILES)
         raw = json.loads((self.root / REL).read_text(encoding="utf-8"))
         corpora: dict[str, Corpus] = {}
         questions: list[Question] = []
@@ -162,7 +175,7 @@ def read_gold_audit(root: Path, questions: dict[str, Question]) -> GoldAudit:
     path = root / AUDIT_REL
     if not path.exists():
         return GoldAudit(AUDIT_REL, AUDIT_RULE, {}, available=False)
-    entry = verify(root, AUDIT_REL)
+    entry = verify(root, AUDIT_REL, DATA_FILES)
     flagged: dict[str, str] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip():

@@ -20,13 +20,19 @@ from typing import Any
 from memeval.model_access.errors import ConfigError
 from memeval.model_access.tokenizer import count_tokens
 
-from .integrity import verify
+from .integrity import DataFile, verify
 from .types import ContextCap, Corpus, Dataset, Question, Unit
 
 FILES = {
     "oracle": "longmemeval/longmemeval_oracle.json",
     "s": "longmemeval/longmemeval_s_cleaned.partial.json.gz",
 }
+# every file with its sha256 (../shared/data/SOURCES.md): what the data step fetches and verifies
+DATA_FILES = (
+    DataFile(FILES["oracle"], "821a2034d219ab45846873dd14c14f12cfe7776e73527a483f9dac095d38620c", "original",
+             "https://huggingface.co/datasets/xiaowu0162/longmemeval-cleaned/resolve/main/longmemeval_oracle.json"),
+    DataFile(FILES["s"], "4ce8d5085377debceed2abc3aaa09239745b02f7b1e500b6b95d6846b56a9c2d", "unverified"),
+)
 QUESTION_TYPES = ("single-session-user", "single-session-assistant", "single-session-preference",
                   "temporal-reasoning", "knowledge-update", "multi-session")
 S_WARNING = (
@@ -91,6 +97,10 @@ def haystack_id(sessions: list[tuple[str, str, str]]) -> str:
 class LongMemEvalLoader:
     """Loads `variant` oracle or s. Caps: null = derived from the data (see `derive_cap`)."""
 
+    # the data's licence, as a bundle's README states it (../shared/data/SOURCES.md)
+    licence = "LongMemEval (Wu et al., ICLR 2025; github xiaowu0162/LongMemEval): MIT"
+    data_files = DATA_FILES  # integrity.manifests() collects them through the plugin registry
+
     def __init__(self, variant: str, data_dir: str, context_cap_units: int | None = None,
                  context_cap_tokens: int | None = None):
         if variant not in FILES:
@@ -102,7 +112,7 @@ class LongMemEvalLoader:
 
     def load(self) -> Dataset:
         rel = FILES[self.variant]
-        entry = verify(self.root, rel)
+        entry = verify(self.root, rel, DATA_FILES)
         corpora: dict[str, Corpus] = {}
         questions: list[Question] = []
         texts: dict[str, str] = {}  # one string object per distinct session text (S shares many)

@@ -13,19 +13,27 @@ from typing import Any
 
 from memeval.datasets.types import Dataset, Question
 
-# Named question subsets: name -> (what it is, which questions it keeps). Selected with
-# `subset.name=<name>`; subset.n and subset.seed then sample within it (subset.n=null = all of it).
-NAMED: dict[str, tuple[str, Callable[[Question], bool]]] = {
-    "table13": ("the GSW paper's ablation questions (its Table 13): EpBench get == all "
-                "(548 on the 200-chapter book)", lambda q: q.attrs.get("get") == "all"),
-}
+NamedSubset = tuple[str, Callable[[Question], bool]]
+
+
+def named_subsets() -> dict[str, NamedSubset]:
+    """Named question subsets: name -> (what it is, which questions it keeps), as the registered
+    dataset loaders declare them (a loader class's `named_subsets`). Selected with
+    `subset.name=<name>`; subset.n and subset.seed then sample within it (subset.n=null = all of it)."""
+    from memeval.plugins import registered  # the loaders' modules import this package's
+
+    found: dict[str, NamedSubset] = {}
+    for plugin in registered("dataset").values():
+        found.update(getattr(plugin.load(), "named_subsets", None) or {})
+    return found
 
 
 def named_subset(questions: list[Question], name: str) -> list[Question]:
     """The questions of a named subset, in dataset order; a clear error for an unknown name."""
-    if name not in NAMED:
-        raise ValueError(f"unknown subset.name {name!r}; known: {', '.join(sorted(NAMED))}")
-    return [q for q in questions if NAMED[name][1](q)]
+    known = named_subsets()
+    if name not in known:
+        raise ValueError(f"unknown subset.name {name!r}; known: {', '.join(sorted(known))}")
+    return [q for q in questions if known[name][1](q)]
 
 
 def within_units(dataset: Dataset, questions: list[Question], n: int) -> list[Question]:
@@ -87,8 +95,8 @@ def stratified_subset(questions: list[Question], n: int | None, key: str, seed: 
                 chosen.append(pools[k].pop())
         if not any(pools.values()):
             break
-    for stratum, k in (extra or {}).items():
-        chosen.extend(_more(pools, stratum, k, key))
+    for stratum, count in (extra or {}).items():
+        chosen.extend(_more(pools, stratum, count, key))
     keep = {q.id for q in chosen}
     return [q for q in questions if q.id in keep]
 
@@ -111,9 +119,10 @@ def filtered_pool(dataset: Dataset, subset: Mapping[str, Any]) -> tuple[list[Que
     name = subset.get("name")
     if name:
         pool = named_subset(pool, str(name))
+        what = named_subsets()[str(name)][0]
         if not pool:
-            raise ValueError(f"subset.name={name} keeps no question of {dataset.name} ({NAMED[str(name)][0]}).")
-        labels.append(f"subset {name}: {NAMED[str(name)][0]}")
+            raise ValueError(f"subset.name={name} keeps no question of {dataset.name} ({what}).")
+        labels.append(f"subset {name}: {what}")
     n_units = subset.get("within_units")
     n_index = subset.get("index_units")
     if n_index is not None:  # an index of the first N units answers only questions within them

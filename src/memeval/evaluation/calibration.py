@@ -79,7 +79,8 @@ def lookup(dataset: str, judge_model: str, judge_prompt: str, configuration: str
 def measured_for(dataset: str, meta: dict[str, Any], judge_prompt: Any, credit: str) -> dict[str, Any] | None:
     """The calibration entry of a run's judge (model, prompt, credit, grounding version), if any.
     `meta`: meta.json or metrics.json `provenance` (both name judge_model and the protocol)."""
-    proto = meta.get("protocol") if isinstance(meta.get("protocol"), dict) else {}
+    raw = meta.get("protocol")
+    proto = raw if isinstance(raw, dict) else {}
     if not isinstance(judge_prompt, str):
         return None
     return lookup(dataset, str(meta.get("judge_model", "?")), judge_prompt, credit,

@@ -1,6 +1,6 @@
 """One comparison table from several run folders, plus paired bootstrap differences.
 
-    python -m memeval.evaluation.compare RUN_DIR [RUN_DIR ...] [--reference RUN_DIR] [--out table.md]
+    memeval compare RUN_DIR [RUN_DIR ...] [--reference RUN_DIR] [--out table.md]
 
 Rows are methods; columns are the groups the protocol's presentation declares (EpBench cue
 buckets, LoCoMo categories, LongMemEval types) with its headline metric (F1, J, accuracy) ±
@@ -161,6 +161,3 @@ def main(argv: list[str] | None = None) -> int:
         args.out.write_text(text, encoding="utf-8")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -22,11 +22,13 @@ import numpy as np
 from memeval.datasets.types import Dataset, Question
 from memeval.model_access.chat import ChatModel
 from memeval.model_access.errors import JsonOutputError
+from memeval.settings_history import Introduced
 
+from .adapters import JudgeMatrixFamily
 from .agreement import agreement
 from .conversations.grounding import check_credit, ground_verdict
-from .conversations.locomo import Verdict
 from .conversations.text_overlap import token_f1
+from .epbench.behaviour import EpBenchGrounding
 from .epbench.evidence import GROUNDING_VERSIONS, ground_v2
 from .epbench.grounding import ground
 from .epbench.judge import PROMPT_VERSION as ITEM_JUDGE_VERSION
@@ -38,6 +40,7 @@ from .presentation import Presentation
 from .protocol import Protocol, fmt, provenance_header
 from .retrieval_diagnostics import question_diagnostics
 from .stats import bootstrap_std, nanmean
+from .verdict import Verdict
 
 TEXT_JUDGE_VERSION = "custom-text-judge-v1"
 ANSWER_PROMPT_VERSION = "custom-answer-v1"
@@ -68,11 +71,11 @@ def text_judge_messages(question: str, gold: str, answer: str) -> list[dict[str,
 
 
 def grounded_fields(kind: str, question: str, gold: list[str], answer: str, j: dict[str, Any],
-                    version: int = 2) -> dict[str, Any]:
-    """Grounded credit for one judged line: item credits the text supports (and, version 2, the
-    matcher's result), or a grounded verdict."""
+                    rules: EpBenchGrounding | int = 2) -> dict[str, Any]:
+    """Grounded credit for one judged line: item credits the text supports (and, from version 2,
+    grounded by evidence, the matcher's result), or a grounded verdict."""
     if kind == "items":
-        if version < 2:
+        if not EpBenchGrounding.of(rules, known=GROUNDING_VERSIONS).grounds_by_evidence:
             g = ground(answer, j["gold"], j["matching_score"], j["identified_items"], None, question=question)
             return {"matching_score_grounded": g.matching_score, "n_pred_grounded": g.n_pred}
         g = ground_v2(answer, j["gold"], j["matching_score"], j["identified_items"], None, Universe(), question)
@@ -87,6 +90,17 @@ class CustomProtocol(Protocol):
     version = "1"
     current_grounding = max(GROUNDING_VERSIONS)
     side_by_side_policies = POLICIES  # list answers' item F1 under lenient and harsh
+    judge_matrix_family = "memeval.evaluation.custom:JUDGE_MATRIX"
+    efficiency_title = "Efficiency and cost (GSW paper Table 3 shape)"  # the report's efficiency table
+    settings_history = (Introduced("grounding_version", 1),)  # what its absence meant (upgrade layer)
+
+    @classmethod
+    def upgrade_description(cls, desc: dict[str, Any], run_format: int) -> dict[str, Any]:
+        """Format 0 left out the grounding version (1: format 0 predates 2 and the key)."""
+        out = dict(desc)
+        if run_format < 1:
+            out.setdefault("grounding_version", 1)
+        return out
 
     def __init__(self, policy: str = "lenient", resamples: int = 1000, seed: int = 0, credit: str = "raw",
                  grounding_version: int = 2):
@@ -95,6 +109,8 @@ class CustomProtocol(Protocol):
         if grounding_version not in GROUNDING_VERSIONS:
             raise ValueError(f"protocol.grounding_version must be one of {GROUNDING_VERSIONS}, not {grounding_version!r}")
         self.grounding_version = grounding_version
+        # the item grounding's behaviours (EpBench's versions 1 and 2, epbench/behaviour.py)
+        self.behaviour = EpBenchGrounding.of(grounding_version, known=GROUNDING_VERSIONS)
         self.policy, self.resamples, self.seed = policy, resamples, seed
         self.credit = check_credit(credit)
 
@@ -123,7 +139,7 @@ class CustomProtocol(Protocol):
             gold, scores = dedupe_gold(list(question.gold), raw["matching_score_raw"])
             line = {**line, **raw, "gold": gold, "matching_score": scores}
             return {**line, **grounded_fields(kind, question.text, gold, prediction["answer"], line,
-                                              self.grounding_version)}
+                                              self.behaviour)}
         line["judge_prompt"] = TEXT_JUDGE_VERSION
         try:
             verdict, result = await judge.complete_json(
@@ -133,7 +149,7 @@ class CustomProtocol(Protocol):
         line = {**line, "label": verdict.label, "correct": int(verdict.label == "CORRECT"),
                 "reasoning": verdict.reasoning, "judge_cached": result.cached}
         return {**line, **grounded_fields(kind, question.text, list(question.gold), prediction["answer"], line,
-                                          self.grounding_version)}
+                                          self.behaviour)}
 
     # -- metrics ---------------------------------------------------------------------------
     def rows(self, judgments: list[dict[str, Any]], predictions: list[dict[str, Any]],
@@ -153,7 +169,7 @@ class CustomProtocol(Protocol):
                     and "matching_score_grounded" not in j and "correct_grounded" not in j:  # judged before grounding
                 gold_list = p["gold"] if isinstance(p.get("gold"), list) else [str(p.get("gold", ""))]
                 j = {**j, **grounded_fields(kind, str(p.get("question", "")), gold_list, str(p.get("answer", "")), j,
-                                            self.grounding_version)}
+                                            self.behaviour)}
             grounded = self.credit == "grounded"
             if kind == "items" and "matching_score" in j:
                 scores, n_pred = ((j["matching_score_grounded"], j["n_pred_grounded"]) if grounded
@@ -197,7 +213,7 @@ class CustomProtocol(Protocol):
             "policy": policy or self.policy, "credit": self.credit,
             "n_judge_failed": len(failed), "judge_failed_ids": failed,
         }
-        if self.grounding_version >= 2:
+        if self.behaviour.grounds_by_evidence:  # the lines carry the matcher's result
             out["agreement"] = self._agreement(judgments, predictions)
         return out
 
@@ -264,3 +280,24 @@ class CustomProtocol(Protocol):
         if metrics.get("n_judge_failed"):
             lines.append(f"Judge failed on {metrics['n_judge_failed']} question(s): excluded, not scored 0.")
         return "\n".join(lines) + "\n"
+
+
+class CustomMatrix(JudgeMatrixFamily):
+    """The judge matrix on a custom dataset: item lists as EpBench's, free text as the conversations'."""
+
+    def question_type(self, q: Question, dataset: Dataset) -> str:
+        return "list" if q.attrs.get("answer_kind") == "items" and len(set(q.gold)) > 1 else "default"
+
+    def reference(self, q: Question, dataset: Dataset) -> str:
+        return "; ".join(dict.fromkeys(q.gold)) if q.attrs.get("answer_kind") == "items" else str(q.gold[0])
+
+    def model_free(self, q: Question, answer: str, dataset: Dataset, protocol: Protocol) -> float:
+        if q.attrs.get("answer_kind") == "items":
+            gold = list(dict.fromkeys(q.gold))
+            r = match_list(q.text, gold, answer)
+            return score_question(len(gold), r.matching_score, len(r.identified_items),
+                                  protocol.policy).f1  # type: ignore[attr-defined]
+        return float(ground_verdict(answer, str(q.gold[0]), q.text, rules=2).supported)
+
+
+JUDGE_MATRIX = CustomMatrix()

@@ -124,6 +124,3 @@ def main(argv: list[str] | None = None) -> int:
         args.out.with_suffix(".json").write_text(json.dumps(rows, indent=2, default=str) + "\n", encoding="utf-8")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

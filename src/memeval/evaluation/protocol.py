@@ -7,13 +7,17 @@ become metrics, and how metrics become a table. Methods never see any of it.
 
 from __future__ import annotations
 
+import functools
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 from memeval.datasets.types import Dataset, Question
 from memeval.model_access.chat import ChatModel
+from memeval.paths import CONF
+from memeval.settings_history import Introduced
 
 from .presentation import Presentation
 
@@ -53,6 +57,40 @@ class Protocol(ABC):
     # report's paired tables repeat under each, saying where a difference's sign or star changes.
     # Empty: the protocol has one rule.
     side_by_side_policies: tuple[str, ...] = ()
+    # The settings the protocol gained after runs were saved without them (dataset.protocol keys;
+    # memeval/settings_history.py): what their absence meant, filled into an older saved config.
+    settings_history: ClassVar[tuple[Introduced, ...]] = ()
+    # Where this class lived before, oldest first, in the form saved configs name it (before the
+    # memeval namespace): a saved `_target_` of one maps to this class, and run identities hash
+    # the first (the upgrade layer; read from the class itself, never inherited).
+    former_paths: ClassVar[tuple[str, ...]] = ()
+    # The family's adapters for the dataset-wide commands (evaluation/adapters.py), as `module:attr`
+    # strings loaded when a command asks: its judge-check label set, its judge-matrix adapter.
+    label_set: str | None = None
+    judge_matrix_family: str | None = None
+    # How the report, the judge matrix and a bundle's README word this benchmark (evaluation/
+    # phrases.py collects them through the registry, so the shared code names no benchmark):
+    # its name in prose (None: `name`); the questions its headline counts where not all
+    # (`headline_phrase`, and as the judge matrix says it); the model-free check judge
+    # agreement compares with; the judge matrix's model-free score and per-type rules, where they
+    # come from this benchmark; the efficiency table's title; P / R convention notes by case.
+    title: ClassVar[str | None] = None
+    headline_phrase: ClassVar[str | None] = None
+    matrix_headline: ClassVar[str | None] = None
+    agreement_check: ClassVar[str | None] = None
+    matrix_score: ClassVar[str | None] = None
+    model_free_check: ClassVar[str | None] = None
+    per_type_manner: ClassVar[str | None] = None
+    efficiency_title: ClassVar[str] = "Efficiency and cost"
+    pr_convention_notes: ClassVar[dict[str, str]] = {}
+
+    @classmethod
+    def upgrade_description(cls, desc: dict[str, Any], run_format: int) -> dict[str, Any]:
+        """An older run's protocol description (meta.json, metrics.json provenance) as today's
+        `describe()` writes it: the keys a description of this artifacts `run_format` (meta.json)
+        left out, at the value their absence meant. Called for every format, this one's too (a
+        key added after the last format change is missing from any format). Returns a new dict."""
+        return dict(desc)
 
     @classmethod
     def answer_examples(cls, settings: dict[str, Any]) -> tuple[str, ...]:
@@ -140,12 +178,25 @@ class Protocol(ABC):
         return {"protocol": self.name, "version": self.version}
 
 
-EXPERIMENTS = {
-    "fair": "one answer prompt, embedder and indexing model for every method (the shared constraints)",
-    "paper": "each method as the GSW paper ran it (its own answer prompt, embedder and indexing model; "
-             "EpBench scored harsh, as its Table 2)",
-    "seem_paper": "SEEM as its paper ran it on LoCoMo and LongMemEval (its backbone, no session cap)",
-}
+SUMMARY = "# summary: "  # the header line of conf/experiment/NAME.yaml that says what it compares
+
+
+@functools.cache
+def experiment_summary(name: str, folder: Path = CONF / "experiment") -> str | None:
+    """What an experiment compares, in one phrase, as its config's header states it (a
+    `# summary: ` comment line: a config key would enter every run's config); None for a name
+    with no config or no summary."""
+    path = folder / f"{name}.yaml"
+    if not re.fullmatch(r"[\w-]+", name) or not path.is_file():
+        return None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("#"):
+            break
+        if line.startswith(SUMMARY):
+            return line[len(SUMMARY):].strip()
+    return None
+
+
 NO_REFERENCE = "no reference: a fair comparison under shared constraints, reproducing no published experiment"
 
 
@@ -156,7 +207,7 @@ def experiment_line(meta: dict[str, Any]) -> str | None:
     if not isinstance(exp, dict) or not exp.get("name"):
         return None
     name = str(exp["name"])
-    line = f"experiment: **{name}** ({EXPERIMENTS.get(name, 'settings of its own')})"
+    line = f"experiment: **{name}** ({experiment_summary(name) or 'settings of its own'})"
     if "deviations" not in exp:
         return f"{line}; {NO_REFERENCE}"
     if exp.get("reference"):

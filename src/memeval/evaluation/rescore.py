@@ -1,6 +1,6 @@
 """Recompute a run's metrics.json and results table from its artifacts, with no model call.
 
-    python -m memeval.evaluation.rescore RUN_DIR [RUN_DIR ...] [--policy harsh] [--allow-partial]
+    memeval rescore RUN_DIR [RUN_DIR ...] [--policy harsh] [--allow-partial]
 
 Without --policy the run's configured protocol is used, reproducing metrics.json exactly; with
 --policy the numbers go to metrics_<policy>.json and results_<policy>.md beside it. A run missing
@@ -26,7 +26,7 @@ from .runs.scoring import score_run
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="+", type=Path, help="run folders (holding judgments.jsonl)")
-    ap.add_argument("--policy", default=None, help="score under another policy (EpBench: lenient|harsh)")
+    ap.add_argument("--policy", default=None, help="score under another policy (one of the protocol's side-by-side policies, e.g. lenient|harsh)")
     ap.add_argument("--allow-partial", action="store_true",
                     help="score a run missing questions anyway (metrics.json and the table say \"n of N questions\")")
     args = ap.parse_args(argv)
@@ -58,6 +58,3 @@ def main(argv: list[str] | None = None) -> int:
                   f"n={ca.get('n_latest')}; order {ca.get('order')}, n={ca.get('n_order')})")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

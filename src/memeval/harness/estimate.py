@@ -1,4 +1,4 @@
-"""What a run will cost, before any paid call: `python -m memeval.harness.estimate [overrides]` or
+"""What a run will cost, before any paid call: `memeval estimate [overrides]` or
 `python run.py stages=[estimate] ...`.
 
 The run's own stages execute against a dry recorder (model_access/dry.py): every prompt is built
@@ -8,10 +8,11 @@ predicted as `max_tokens x ratio` where the ratio is measured on this run's cach
 same stage (at least MIN_MEASURED of them) and otherwise taken from DEFAULT_RATIOS. Prompt
 prefixes repeated across calls (>= 1024 tokens, OpenAI's prompt caching) are billed at the
 cached-input price. The Batch API column halves the price of the stages that need no
-interactivity (judging, and indexing for the methods in BATCH_INDEX_METHODS) and, conservatively,
-assumes no prompt-caching discount there. Nothing is sent, nothing is cached, no file is written
-outside a temporary folder. The baselines (official packages in their own environments) are
-estimated from a documented model of their calls (harness/estimate_baselines.py).
+interactivity (judging, and indexing for a method whose class sets `batch_index`) and,
+conservatively, assumes no prompt-caching discount there. Nothing is sent, nothing is cached, no
+file is written outside a temporary folder. The baselines (official packages in their own
+environments) are estimated from the documented model of their calls that their class declares
+(`cost_model`; harness/estimate_baselines.py).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hydra.utils import instantiate
+from hydra.utils import get_class, instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from memeval.evaluation.protocol import questions_text
@@ -41,8 +42,6 @@ from .build import Components, build
 # holds enough calls of the stage: short answers; judge JSON of a few items; GSW's JSON maps.
 DEFAULT_RATIOS = {"index": 0.30, "retrieve": 0.15, "answer": 0.06, "judge": 0.15}
 MIN_MEASURED = 5
-BATCH_INDEX_METHODS = ("gsw", "seem")  # index calls with no interactivity between chapters
-EXTERNAL_PREFIX = "memeval.methods.external."
 
 
 def _price_table(cfg: DictConfig) -> tuple[dict[str, Price], dict[str, float]]:
@@ -162,13 +161,18 @@ def estimate(cfg: DictConfig, ratios: dict[str, float] | None = None) -> dict[st
     recorder = DryRecorder(output_ratio={**DEFAULT_RATIOS, **(ratios or {})})
     c = build(cfg, check=False, dry=recorder)
     prices, batch = _price_table(cfg)
-    target = str(c.method_cfg.get("_target_", ""))
+    cls = get_class(str(c.method_cfg._target_))
+    cost_model = getattr(cls, "cost_model", None)
+    note = None
     try:
-        if target.startswith(EXTERNAL_PREFIX):
-            from .estimate_baselines import baseline_records
+        # a package in its own environment cannot be dry-run: its class's documented call model
+        if cost_model is not None or getattr(cls, "env_spec", None) is not None:
+            from .estimate_baselines import baseline_records, no_cost_model_note
 
-            recorder.records.extend(baseline_records(c, recorder))
-            model_kind = "documented call model (harness/estimate_baselines.py)"
+            recorder.records.extend(baseline_records(c, cost_model))
+            model_kind = f"documented call model ({cls.__name__}.cost_model)"
+            if cost_model is None:
+                model_kind, note = "no cost model", no_cost_model_note(cls)
         else:
             with tempfile.TemporaryDirectory(prefix="memeval-estimate-") as tmp:
                 asyncio.run(_dry_stages(cfg, c, Path(tmp)))
@@ -178,7 +182,8 @@ def estimate(cfg: DictConfig, ratios: dict[str, float] | None = None) -> dict[st
     measured = measured_ratios(recorder.records)
     used = {**recorder.output_ratio, **measured}
     name = str(c.method_cfg.name)
-    batch_stages = {"judge"} | ({"index"} if name.startswith(BATCH_INDEX_METHODS) else set())
+    # a method whose index calls have no interactivity between units can send them as one batch
+    batch_stages = {"judge"} | ({"index"} if getattr(cls, "batch_index", False) else set())
     measured_at, rates = _throughput_table(cfg)
     out = price_records(recorder.records, prices, batch, batch_stages, used, frozenset(measured), rates)
     out.update({"method": name, "dataset": c.dataset.name, "questions": len(c.questions), "subset": c.subset_label,
@@ -187,7 +192,7 @@ def estimate(cfg: DictConfig, ratios: dict[str, float] | None = None) -> dict[st
                 "price_table": str(cfg.prices.version), "batch_stages": sorted(batch_stages),
                 "throughput": measured_at,
                 "output_ratios": used,
-                "how": model_kind})
+                "how": model_kind, **({"note": note} if note else {})})
     return out
 
 
@@ -212,6 +217,8 @@ def format_estimate(e: dict[str, Any]) -> str:
         lines.append(f"(local min: serial model time at the throughput measured {e.get('throughput')}, "
                      f"output tokens = max_tokens x ratio ({ratios}); a looping local reply runs to "
                      "max_tokens: the ratio measured on cached calls of the stage says how often)")
+    if e.get("note"):
+        lines.append(f"({e['note']})")
     if e["unpriced_models"]:
         lines.append(f"(no price for {', '.join(e['unpriced_models'])}: counted as $0)")
     return "\n".join(lines)
@@ -231,7 +238,7 @@ def compose(overrides: list[str]) -> DictConfig:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m memeval.harness.estimate method=gsw,vanilla dataset=epbench200 +experiment=paper [--json F]`."""
+    """`memeval estimate method=gsw,vanilla dataset=epbench200 +experiment=paper [--json F]`."""
     args = list(sys.argv[1:] if argv is None else argv)
     if {"-h", "--help"} & set(args):
         print(f"usage: memeval estimate [HYDRA OVERRIDES...] [--json FILE]\n\n{__doc__}")
@@ -259,12 +266,3 @@ def main(argv: list[str] | None = None) -> int:
         json_out.write_text(json.dumps(results, indent=1))
     return 0
 
-
-if __name__ == "__main__":
-    from memeval.model_access.errors import ConfigError
-
-    try:
-        raise SystemExit(main())
-    except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None

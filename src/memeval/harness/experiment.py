@@ -47,24 +47,15 @@ def _method_class(method_cfg: DictConfig) -> type | None:
 
 
 def output_guard(cls: type | None) -> str:
-    """The output guard a method's extraction always passes (no switch turns it off): its version."""
-    from memeval.methods.gsw.guard import GUARD_VERSION as GSW_GUARD
-    from memeval.methods.gsw.method import GSW
-    from memeval.methods.seem.guard import GUARD_VERSION as SEEM_GUARD
-    from memeval.methods.seem.method import SEEM
-
-    for base, version in ((GSW, GSW_GUARD), (SEEM, SEEM_GUARD)):
-        if cls is not None and issubclass(cls, base):
-            return version
-    return "none"
+    """The output guard a method's extraction always passes (no switch turns it off): its version,
+    as the class declares it (`output_guard_version`)."""
+    return str(getattr(cls, "output_guard_version", "none") or "none")
 
 
 def installed_versions(cls: type | None) -> dict[str, str]:
-    """Distribution -> version pinned in the lock of a baseline package's environment
-    (methods/external/envs.py; the --no-deps pins too); {} for a method with no package."""
-    from memeval.methods.external.envs import SPECS
-
-    spec = SPECS.get(str(getattr(cls, "env_name", "") or ""))
+    """Distribution -> version pinned in the lock of a baseline package's environment (the
+    class's `env_spec`; the --no-deps pins too); {} for a method with no package."""
+    spec = getattr(cls, "env_spec", None)
     if spec is None:
         return {}
     pins = [*spec.lock_text().splitlines(), *spec.no_deps]

@@ -46,21 +46,32 @@ def index_folder(run: Path, recorded: str | None, corpora: tuple[str, ...] = ())
     return next((c for c in found if all((c / cid).is_dir() for cid in corpora)), found[0] if found else None)
 
 
+def _overrides(cls: type[MemoryMethod], name: str) -> bool:
+    """Does the method define its own `name` (a classmethod the base leaves at None)?"""
+    return getattr(cls, name).__func__ is not getattr(MemoryMethod, name).__func__
+
+
 def index_view(run: Path, cls: type[MemoryMethod]) -> dict[str, Any]:
-    """What evaluation/health's index checks read: does the method extract, and its counters per corpus."""
-    extracts = cls.index_counters.__func__ is not MemoryMethod.index_counters.__func__  # type: ignore[attr-defined]
+    """What evaluation/health's index checks read: does the method extract, its counters per
+    corpus and (`claims`) each corpus's stored claims as plain dicts (None: its layout not read;
+    no `claims` key: nothing extracted, the index is the text), for the support check."""
+    extracts = _overrides(cls, "index_counters")
     info = json.loads((run / "index.json").read_text(encoding="utf-8")) if (run / "index.json").exists() else {}
     recorded = info.get("index_folder")
     view: dict[str, Any] = {"extracts": extracts, "folder": recorded, "corpora": {},
                             "prompt_examples": list(cls.prompt_examples)}  # example_phrases.py
-    if not extracts:
+    if not extracts and not _overrides(cls, "index_claims"):
         return view
     root = index_folder(run, recorded, tuple(str(c["corpus_id"]) for c in info.get("corpora", [])))
-    view["root"] = None if root is None else str(root)  # read by the support check (evaluation/health/stored.py)
+    view["claims"] = {}
     for c in info.get("corpora", []):
         cid = str(c["corpus_id"])
-        counters = cls.index_counters(root / cid) if root is not None and (root / cid).is_dir() else None
-        view["corpora"][cid] = None if counters is None else counters.to_dict()
+        folder = root / cid if root is not None and (root / cid).is_dir() else None
+        claims = cls.index_claims(folder) if folder is not None else None
+        view["claims"][cid] = None if claims is None else [claim.to_dict() for claim in claims]
+        if extracts:
+            counters = cls.index_counters(folder) if folder is not None else None
+            view["corpora"][cid] = None if counters is None else counters.to_dict()
     return view
 
 

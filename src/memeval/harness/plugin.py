@@ -88,7 +88,8 @@ class MethodCode:
 
 def source_files(module_file: Path) -> tuple[Path, list[Path]]:
     """(root, files): the module alone, or every .py file of the package it lives in: a package
-    of its own under methods/ (methods/gsw/) for a core method, the module's folder when it holds
+    of its own under methods/ (methods/gsw/; its `audits/`, commands that read saved runs, left out) for a
+    core method, the module's folder when it holds
     an __init__.py for any other."""
     path = module_file.resolve()
     if path.is_relative_to(CORE):
@@ -96,7 +97,7 @@ def source_files(module_file: Path) -> tuple[Path, list[Path]]:
         if len(parts) == 1:
             return CORE, [path]
         package = CORE / parts[0]
-        return CORE, sorted(package.rglob("*.py"))
+        return CORE, sorted(f for f in package.rglob("*.py") if "audits" not in f.relative_to(package).parts)
     if (path.parent / "__init__.py").is_file():
         return path.parent.parent, sorted(path.parent.rglob("*.py"))
     return path.parent, [path]

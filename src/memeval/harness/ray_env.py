@@ -23,7 +23,8 @@ from memeval.paths import ROOT
 # on EC2), never hydra/launcher=ray
 ACCEPTED_CONFLICTS = (("hydra-ray-launcher", "boto3"), ("hydra-ray-launcher", "cloudpickle"))
 SPEC = envs.EnvSpec("ray", str(ROOT / "requirements" / "lock-ray.txt"), hashed=True,
-                    check_allows=ACCEPTED_CONFLICTS, probe="hydra_plugins.hydra_ray_launcher._core")
+                    check_allows=ACCEPTED_CONFLICTS, probe="hydra_plugins.hydra_ray_launcher._core",
+                    build_cost=("1.2 GB", "a few minutes"))
 
 
 def ray_env_dir() -> Path:

@@ -7,6 +7,7 @@ Hydra's struct mode (unknown keys fail) and by their classes' constructors.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
@@ -89,7 +90,9 @@ class ExperimentConfig:
     answer_with: str = "shared"  # the baseline packages' answer prompt (their method configs read it)
     pr_convention: str = "defined_only"  # EpBench P/R (the EpBench dataset configs read it)
     policy: str = "lenient"  # EpBench / custom item scoring rule (the dataset configs read it)
-    epbench_judge_version: int = 2  # EpBench judge version (3: the question's type, the authors' judges)
+    # per dataset family, the judge version this experiment chooses (conf/config.yaml; the dataset
+    # configs read their own entry by interpolation)
+    judge_versions: Any = None
     reference: Any = None
 
 
@@ -167,6 +170,13 @@ def check_model_settings(cfg: DictConfig) -> None:
             raise MissingModelSetting(_missing_message(group, "base_url"))
 
 
-def register_schemas() -> None:
+def register_schemas(config_dir: Path | None = None) -> None:
+    """The run schema, and a method/dataset option per installed plugin that `config_dir` (default:
+    the checkout's conf/) has no file for (harness/plugin_configs.py)."""
+    from memeval.paths import CONF
+
+    from .plugin_configs import register_plugin_configs
+
     cs = ConfigStore.instance()
     cs.store(name="run_schema", node=RunConfig)
+    register_plugin_configs(config_dir or CONF)

@@ -54,8 +54,8 @@ def exit_code() -> int:
 class SweepReport(Callback):
     """Records each job's outcome; writes report.md/html into the sweep folder at the end."""
 
-    def __init__(self, reference: str | None = "vanilla") -> None:
-        self.reference = reference
+    def __init__(self, reference: str | None = None) -> None:
+        self.reference = reference  # the method paired against (conf/config.yaml names it); None: none
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         _FAILED.clear()

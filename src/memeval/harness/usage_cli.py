@@ -1,4 +1,4 @@
-"""`python -m memeval.harness.usage_cli RUN_DIR`: usage.json rebuilt from usage.jsonl, e.g. after a kill.
+"""`memeval usage RUN_DIR`: usage.json rebuilt from usage.jsonl, e.g. after a kill.
 
 A killed run never reaches the end where usage.json is written, but every call it made is in
 usage.jsonl (appended as each call completes); this rebuilds usage.json from it and prints what
@@ -39,6 +39,3 @@ def main(argv: list[str] | None = None) -> int:
           f"prompt + {fresh['completion_tokens']} completion tokens, ${fresh['cost_usd']:.4f}")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

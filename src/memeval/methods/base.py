@@ -17,6 +17,9 @@ from memeval.datasets.types import ContextCap, Corpus, Question, Unit
 from memeval.model_access.chat import ChatModel
 from memeval.model_access.embed import Embedder
 from memeval.model_access.tokenizer import count_tokens
+from memeval.settings_history import Record
+
+from .stored_claims import StoredClaim
 
 
 @dataclass
@@ -135,6 +138,23 @@ class MemoryMethod(ABC):
     # parameter pins its content, e.g. a sha256): left out of the run identity, so the same input
     # read from another folder (a bundle, a fresh clone) is the same run.
     location_params: ClassVar[tuple[str, ...]] = ()
+    # Whether the index calls have no interactivity between units (no call waits on another's
+    # reply), so `memeval estimate` prices them at the Batch API's discount too.
+    batch_index: ClassVar[bool] = False
+    # The version of the output guard every extraction of the method passes (no switch turns it
+    # off), which meta.json's experiment names against a reference; "none" without one.
+    output_guard_version: ClassVar[str] = "none"
+    # The settings the method gained after runs were saved without them, and the index parameters
+    # that joined its index identity later (memeval/settings_history.py): what their absence
+    # meant, so the upgrade layer reads an older saved config and index folder as they were made.
+    settings_history: ClassVar[tuple[Record, ...]] = ()
+
+    @classmethod
+    def index_claims(cls, folder: Path) -> list[StoredClaim] | None:
+        """Each claim the index of one corpus stores (fact, memory, summary line, frame slot,
+        graph edge) with the units its provenance names, read from its folder with no model, for
+        `memeval health`'s support check; None when the method does not read its layout."""
+        return None
 
     def __init__(self, services: Services, name: str | None = None):
         self.services = services

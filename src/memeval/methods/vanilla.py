@@ -11,6 +11,7 @@ from .base import MemoryMethod, Retrieval, Services, unit_block
 
 class Vanilla(MemoryMethod):
     exempt_from_cap = True
+    default_reference = True  # the no-memory baseline: what a paired table compares with by default
 
     def __init__(self, services: Services, name: str | None = None, overflow: str = "truncate_tail",
                  window_margin: float = 0.85):

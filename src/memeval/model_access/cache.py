@@ -120,19 +120,20 @@ class ResponseCache(CacheBase):
                 except sqlite3.OperationalError as exc:  # a value that is not UTF-8 text
                     if "decode" not in str(exc).lower():
                         raise
-                    return self._bad_entry(key, "not UTF-8 text")
+                    self._bad_entry(key, "not UTF-8 text")
+                    return None
                 raw = row[0] if row else None
         try:
             return json.loads(raw) if raw is not None else None
         except ValueError:
-            return self._bad_entry(key, "not JSON")
+            self._bad_entry(key, "not JSON")
+            return None
 
     def _bad_entry(self, key: str, why: str) -> None:
         """An entry that cannot be read is a miss, as in the directory backend: the call is made
         again and its reply replaces the entry; the log names the fix."""
         log.warning("cache entry %s in %s is %s: treated as uncached; `memeval cache check --cache %s` "
                     "sets such entries aside", key[:16], self.path, why, self.path)
-        return None
 
     def put(self, key: str, value: dict[str, Any]) -> None:
         raw = json.dumps(value, ensure_ascii=False)
@@ -177,9 +178,3 @@ class ResponseCache(CacheBase):
                 self._db.close()
                 self._db = None
 
-
-if __name__ == "__main__":  # the command moved: importing it from here made an import loop
-    import sys
-
-    print("the cache command is `python -m memeval.model_access.cache_cli export|import|stats`", file=sys.stderr)
-    raise SystemExit(2)

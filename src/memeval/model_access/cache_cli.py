@@ -1,4 +1,4 @@
-"""`python -m memeval.model_access.cache_cli export|import|stats|check`: move cached model calls between
+"""`memeval cache export|import|stats|check`: move cached model calls between
 machines, count them, and set aside entries that cannot be read (model_access/cache_check.py).
 
 The bundle is gzip-compressed JSONL, one cached call per line: `{"key", "sha256", "value"}`.
@@ -104,7 +104,7 @@ def stats(cache: CacheBase) -> dict[str, int]:
 
 def main(argv: list[str] | None = None) -> int:
     default = memeval_home() / "model_calls.sqlite"
-    ap = argparse.ArgumentParser(prog="python -m memeval.model_access.cache_cli", description=__doc__,
+    ap = argparse.ArgumentParser(prog="memeval cache", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     ex = sub.add_parser("export", help="write cached calls to a .jsonl.gz bundle")
@@ -182,6 +182,3 @@ def _check(path: Path) -> int:
     print(json.dumps(result.as_dict()))
     return 0 if result.clean else 1
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -2,7 +2,7 @@
 
 Why a folder and not Redis: every cluster this framework targets (SLURM nodes, a Ray cluster on
 one NFS/Lustre home, a laptop) already has a shared filesystem, and a folder needs no server to
-run, secure or back up; `rsync` and `python -m memeval.model_access.cache_cli export|import` move it. Each
+run, secure or back up; `rsync` and `memeval cache export|import` move it. Each
 value is written to a private temporary file in the same folder tree and renamed into place
 (rename is atomic on POSIX filesystems, NFS included), so a reader sees either nothing or a whole
 entry, and concurrent writers of one key never corrupt it (the last rename wins; both wrote a

@@ -112,7 +112,8 @@ class Embedder(ABC):
             if self._fits(sent):
                 units.append(sent)
                 continue
-            words, cur = sent.split(), []
+            words = sent.split()
+            cur: list[str] = []
             for w in words:
                 if cur and not self._fits(" ".join([*cur, w])):
                     units.append(" ".join(cur))
@@ -199,16 +200,18 @@ class Embedder(ABC):
 
         batches = [todo[s:s + self.batch_size] for s in range(0, len(todo), self.batch_size)]
         await asyncio.gather(*(run(b) for b in batches))
-        for i, k in enumerate(keys):
-            if out[i] is None and k in fresh:
-                out[i] = fresh[k]
-            elif out[i] is None:
+        rows: list[np.ndarray] = []
+        for vec, k in zip(out, keys, strict=True):
+            if vec is None and k in fresh:
+                vec = fresh[k]
+            elif vec is None:
                 hit = self.cache.get(k)
                 assert hit is not None
-                out[i] = np.frombuffer(base64.b64decode(hit["v"]), dtype=np.float32)
+                vec = np.frombuffer(base64.b64decode(hit["v"]), dtype=np.float32)
+            rows.append(vec)
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        mat = np.vstack(out).astype(np.float32)
+        mat = np.vstack(rows).astype(np.float32)
         if self.normalize:
             norms = np.linalg.norm(mat, axis=1, keepdims=True)
             mat = mat / np.maximum(norms, 1e-12)

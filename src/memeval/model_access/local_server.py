@@ -225,7 +225,8 @@ class LocalServerPool:
                     continue
                 self._servers[spec.key()] = srv
                 return srv.base_url
-            raise last  # type: ignore[misc]
+            assert last is not None  # every attempt failed to bind, so one was kept
+            raise last
 
     def _launch(self, binary: Path, spec: LlamaServerSpec) -> _Server:
         port = _free_port()

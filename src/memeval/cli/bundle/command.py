@@ -2,7 +2,6 @@
 memeval bundle verify results/NAME [--run NAME]... [--fresh]   (resumes an interrupted verify)
 memeval bundle import results/NAME [--cache PATH]
 memeval bundle explorer results/NAME   (rebuild its explorer with today's page code; 0 calls)
-(`python -m memeval.evaluation.bundle ...` is the same command.)
 
 A result bundle is a comparison anyone can re-derive at zero cost: the run folders, every model
 call behind them, a manifest of sha256s and the report. Format: docs/RESULT_BUNDLES.md.
@@ -29,7 +28,7 @@ def main(argv: list[str] | None = None, prog: str = "memeval bundle") -> int:
     ex.add_argument("--out", type=Path, default=Path("results"), help="parent folder (default: results)")
     ex.add_argument("--cache", type=Path, help="the cache holding the runs' calls (default: each run's cache_path)")
     ex.add_argument("--backend", choices=BACKENDS, help="that cache's backend (default: each run's)")
-    ex.add_argument("--reference", type=Path, help="paired differences against this run (default: a vanilla run)")
+    ex.add_argument("--reference", type=Path, help="paired differences against this run (default: a run of the method whose class is the default reference)")
     ex.add_argument("--data-dir", type=Path, help="benchmark data folder, if not where the runs found it")
     ex.add_argument("--force", action="store_true", help="replace an existing bundle of that name")
     ex.add_argument("--notes", type=Path, help="a Markdown file of build notes (what was measured, what broke and "
@@ -45,7 +44,7 @@ def main(argv: list[str] | None = None, prog: str = "memeval bundle") -> int:
     ve.add_argument("--keep", type=Path, help="keep the scratch cache and replayed run folders here")
     ve.add_argument("--run", action="append", metavar="NAME", dest="runs",
                     help="verify only this run (its folder name, dataset/folder, method, or a glob such as "
-                         "'hipporag2*'; repeatable)")
+                         "'graph*'; repeatable)")
     ve.add_argument("--fresh", action="store_true",
                     help="replay every run again, even those an earlier (interrupted) verify of this bundle "
                          "verified OK")

@@ -97,7 +97,7 @@ def export_bundle(runs: list[Path], name: str, out_root: Path = Path("results"),
         n_calls = export_calls(values, stage / CALLS)
         by_path = {r.resolve(): rel for r, rel in rels.items()}
         ref = by_path.get(reference.resolve()) if reference is not None else next(
-            (rels[r] for r in runs if _method(r) == "vanilla"), None)
+            (rels[r] for r in runs if _method(r) == _reference_method()), None)
         matrix_entry = _copy_matrix(matrix, stage, {r.name: rel for r, rel in rels.items()}) if matrix is not None else None
         matrix_json = Path(matrix_entry["json"]) if matrix_entry else None
         report_note = _report(stage, [rels[r] for r in runs], ref, matrix_json)
@@ -148,6 +148,14 @@ def _bundle_paths(runs: list[Path]) -> dict[Path, str]:
             raise BundleError(f"two runs would both be bundled as {rel}")
         out[run] = rel
     return out
+
+
+def _reference_method() -> str | None:
+    """The registered method whose class says it is the paired tables' default reference."""
+    from memeval.plugins import registered
+
+    return next((name for name, p in registered("method").items() if getattr(p.load(), "default_reference", False)),
+                None)
 
 
 def _method(run: Path) -> str:
@@ -271,7 +279,7 @@ def _copy_matrix(matrix: tuple[list[Path], dict[str, Any]], stage: Path, rels: d
 
 
 def _report(stage: Path, rels: list[str], reference: str | None, matrix: Path | None = None) -> str:
-    """The comparison report from the bundled run folders (`python -m memeval.evaluation.report`)."""
+    """The comparison report from the bundled run folders (`memeval report`)."""
     from memeval.evaluation.report import ReportError, build_report
 
     runs = [Path(r) for r in rels]
@@ -279,12 +287,12 @@ def _report(stage: Path, rels: list[str], reference: str | None, matrix: Path | 
     with contextlib.chdir(stage):  # the report names its runs by these bundle-relative paths
         try:
             build_report(runs, Path("report"), Path(reference) if reference else None, judge_matrices=matrices)
-            return f"python -m memeval.evaluation.report {' '.join(rels)}" + (f" --reference {reference}" if reference else "")
+            return f"memeval report {' '.join(rels)}" + (f" --reference {reference}" if reference else "")
         except ReportError as exc:
             if reference is None:
                 raise BundleError(f"the report cannot be made from these runs: {exc}") from exc
             build_report(runs, Path("report"), None, judge_matrices=matrices)  # unpaired runs still get tables
-            return f"python -m memeval.evaluation.report {' '.join(rels)} (no paired differences: {exc})"
+            return f"memeval report {' '.join(rels)} (no paired differences: {exc})"
 
 
 def _size(path: Path) -> int:

@@ -191,7 +191,7 @@ def _replay_one(bundle: Path, entry: dict[str, Any], dest: Path, cache_path: Pat
     note(f"{tag} replaying {entry['path']} ({n_q} questions, {calls} calls"
          + (f"; {took} s when exported)" if took is not None else ")"))
     env = watch.package_env(run)
-    if env and (line := envs.build_notice(env, f"needed to replay runs of {entry.get('method') or env}")):
+    if env and (line := envs.build_notice(env, f"needed to replay runs of {entry.get('method') or env.name}")):
         note(line)
     replay = Replay()
     with watch.watching(f"{tag} {run.name}",

@@ -21,6 +21,7 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
+from memeval.evaluation.runs.upgrade import current_target
 from memeval.harness.replay import Replay
 from memeval.methods.external import envs
 
@@ -69,17 +70,17 @@ def watching(label: str, status: Callable[[], str], every: float, out: Callable[
             thread.join(timeout=5)
 
 
-def package_env(run: Path) -> str | None:
-    """The baseline package environment a run's method needs (envs.SPECS name), else None."""
+def package_env(run: Path) -> envs.EnvSpec | None:
+    """The baseline package environment a run's method needs (its class's `env_spec`), else None."""
     try:
         method = OmegaConf.load(run / "config.yaml").get("method") or {}
-        target = str(method.get("_target_") or "")
+        target = str(current_target(method.get("_target_") or ""))  # a saved config's older class path: today's
         module, _, name = target.rpartition(".")
         cls = getattr(importlib.import_module(module), name) if module else None
     except Exception:  # noqa: BLE001 - an older class path: the replay names the problem itself
         return None
-    env = getattr(cls, "env_name", "") or None
-    return env if env in envs.SPECS else None
+    spec = getattr(cls, "env_spec", None)
+    return spec if isinstance(spec, envs.EnvSpec) else None
 
 
 @contextlib.contextmanager

@@ -14,7 +14,10 @@ from ..answers_file import AnswersFileError, write_answers
 from .align import AlignmentError, LoCoMoQuestions
 from .readers import READERS, Converted
 
-__all__ = ["READERS", "AlignmentError", "Converted", "convert", "reader_name"]
+__all__ = ["DATASET", "DATA_FILE", "READERS", "AlignmentError", "Converted", "convert", "reader_name"]
+
+DATASET = "locomo"  # the conf/dataset config the published sets answer (import-answers composes it)
+DATA_FILE = "locomo10.json"  # the benchmark file a converted set is aligned with
 
 
 def reader_name(source: str) -> str:

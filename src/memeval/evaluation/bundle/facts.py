@@ -104,7 +104,7 @@ def facts(run: Path) -> dict[str, Any]:
 
 
 def table(rows: list[dict[str, Any]]) -> list[str]:
-    """The per-run table (also what scripts/run_facts.py prints)."""
+    """The per-run table (also what `memeval audit run-facts` prints)."""
     out = ["| method | questions | index s (this run) | index calls fresh / cached (this run) "
            "| index build calls / tokens | answer calls fresh / cached | judge calls fresh / cached "
            "| context tokens | empty contexts | truncated | judge failed | beyond cap | method failures |",

@@ -24,14 +24,7 @@ MANIFEST = "manifest.json"
 CALLS = "calls.jsonl.gz"
 _SECRET_VAR = re.compile(r"(API_?KEY|SECRET|TOKEN|PASSWORD)", re.IGNORECASE)
 
-# Dataset families and their licences (../shared/data/SOURCES.md, README "Licences of the data").
-LICENCES = {
-    "epbench": "EpBench (Huet et al., ICLR 2025; github ahstat/episodic-memory-benchmark, figshare "
-               "10.6084/m9.figshare.28244480): MIT",
-    "locomo": "LoCoMo (Maharana et al., ACL 2024; github snap-research/LoCoMo): CC BY-NC 4.0 "
-              "(non-commercial use only; attribution required)",
-    "longmemeval": "LongMemEval (Wu et al., ICLR 2025; github xiaowu0162/LongMemEval): MIT",
-}
+OWN_DATA = "your own data (custom dataset): its licence is yours to state"
 
 
 def sha256_file(path: Path) -> str:
@@ -97,11 +90,17 @@ def secret_leaks(root: Path) -> list[str]:
     return leaks
 
 
-def family(dataset: str) -> str:
-    for name in LICENCES:
-        if dataset.startswith(name):
-            return name
-    return "custom"
+def data_licence(loader_target: str | None) -> tuple[str, str]:
+    """(the dataset plugin's registered name, the licence its loader class states) for a run's
+    `dataset.loader._target_` (a saved path read as today's); a loader stating none: your own."""
+    from memeval.plugins import plugin_of_class
+
+    from ..runs.upgrade import current_target
+
+    found = plugin_of_class("dataset", str(current_target(loader_target))) if loader_target else None
+    if found is None:
+        return str(loader_target or "?"), OWN_DATA
+    return found.name, getattr(found.load(), "licence", None) or OWN_DATA
 
 
 def judge_agreement(metrics: dict[str, Any]) -> str:

@@ -12,7 +12,8 @@ from typing import Any
 
 import yaml
 
-from .manifest import CALLS, LICENCES, family, judge_agreement
+from ..phrases import and_list, grouped
+from .manifest import CALLS, data_licence, judge_agreement
 
 
 def _model_kind(node: dict[str, Any]) -> str:
@@ -34,7 +35,8 @@ def _run_facts(bundle: Path, rel: str) -> dict[str, Any]:
         llm = f"{meta.get('answer_model')} (elsewhere: imported answers of {meta['imported'].get('system', '?')})"
         if (meta.get("protocol") or {}).get("verdicts") == "published":
             judge = f"{meta.get('judge_model')} (the source's published verdicts, grounded here; no judge call here)"
-    return {"rel": rel, "meta": meta, "metrics": metrics, "llm": llm, "judge": judge,
+    loader = ((cfg.get("dataset") or {}).get("loader") or {}).get("_target_")
+    return {"rel": rel, "meta": meta, "metrics": metrics, "llm": llm, "judge": judge, "licence": data_licence(loader),
             "local": bool((cfg.get("llm") or {}).get("server")), "local_judge": bool((cfg.get("judge") or {}).get("server"))}
 
 
@@ -47,8 +49,8 @@ def render(bundle: Path, manifest: dict[str, Any]) -> str:
              f"{len(facts)} run(s), {manifest['calls']['entries']} model calls.", "",
              "## Check it yourself", "", "```bash",
              f"git checkout {manifest['git_commit']}    # then setup and `python scripts/fetch_data.py`",
-             f"python -m memeval.evaluation.bundle verify results/{name}   # reruns every run from the bundled calls",
-             f"python -m memeval.evaluation.bundle import results/{name}   # loads the calls into your cache",
+             f"memeval bundle verify results/{name}   # reruns every run from the bundled calls",
+             f"memeval bundle import results/{name}   # loads the calls into your cache",
              "```", "",
              "`verify` checks every file's sha256 (manifest.json), imports the calls into a scratch cache "
              "(never yours), reruns each run from its config.yaml through the normal pipeline with new "
@@ -82,13 +84,12 @@ def render(bundle: Path, manifest: dict[str, Any]) -> str:
                   "papers' protocol, is reported beside it in metrics.json and the report."]
     if not any("gpt-4o" in f["llm"] for f in facts):
         lines.append("- No run here used GPT-4o.")
-    lines += ["- **Judge agreement** compares the LLM judge's verdicts with a model-free check: on "
-              "EpBench the deterministic matcher, gold item by gold item; on LoCoMo and LongMemEval "
-              "token F1 >= 0.5 (with the AUC: the chance that an answer judged correct overlaps the "
-              "gold more than one judged wrong). High agreement says the judge credits roughly what "
+    checks = "; ".join(f"on {and_list(names)} {check}" for names, check in grouped("agreement_check"))
+    lines += ["- **Judge agreement** compares the LLM judge's verdicts with a model-free check"
+              f"{': ' + checks if checks else ''}. High agreement says the judge credits roughly what "
               "the answer text supports; low agreement says its scores should not be read alone. It "
               "is consistency with a simple check, not accuracy against human labels (that is "
-              "`python -m memeval.evaluation.judge_check`)."]
+              "`memeval judge-check`)."]
     if min((int(f["meta"].get("n_questions") or 0) for f in facts), default=0) < 100:
         lines.append("- With a few dozen questions per run the bootstrap intervals are wide; small differences "
                      "between methods are not evidence.")
@@ -96,8 +97,8 @@ def render(bundle: Path, manifest: dict[str, Any]) -> str:
         lines.append("- A difference between two methods counts only when the paired table calls it "
                      "significant; the report prints the smallest difference the question count can detect.")
     lines += ["", "## Data and licences", ""]
-    for fam in sorted({family(str(f["meta"].get("dataset"))) for f in facts}):
-        lines.append(f"- {LICENCES.get(fam, 'your own data (custom dataset): its licence is yours to state')}")
+    for _, licence in sorted(dict(f["licence"] for f in facts).items()):
+        lines.append(f"- {licence}")
     versions = sorted({str(f["meta"].get("data_version")) for f in facts})
     lines += [f"- Data version(s): {', '.join(f'`{v}`' for v in versions)} (see the project's "
               "`../shared/data/SOURCES.md` for provenance and sha256 of every file).",
@@ -110,11 +111,11 @@ def render(bundle: Path, manifest: dict[str, Any]) -> str:
               "JSONL file of 0.5 MB or more ships packed as `NAME.jsonl.xz` (contexts repeat across "
               "questions); the project's commands read it as `NAME.jsonl`, and `xzcat` prints it.",
               "- `indexes/<index folder>/`: the methods' readable index artifacts, rebuilt from the bundled "
-              "calls during export (`python -m memeval.methods.gsw.render` / `memeval.methods.seem.render` read them).",
+              "calls during export (a method's own `render` module, where it has one, reads them).",
               f"- `{CALLS}`: every model call behind the runs, one JSON line each "
               "(`key` = content address of the request, `sha256` of the reply, `value`).",
               "- `keys/<dataset>/<run>.txt`: the cache keys each run read.",
-              "- `report/`: `python -m memeval.evaluation.report` over the bundled runs.",
+              "- `report/`: `memeval report` over the bundled runs.",
               *([f"- `{manifest['judge_matrix']['dir']}/`: the judge-sensitivity matrix (`memeval judge-matrix`, "
                  f"every {manifest['judge_matrix'].get('every') or 1}th shared question; judge "
                  f"{manifest['judge_matrix'].get('judge')}), shown in the report and the explorer."]

@@ -76,6 +76,7 @@ from ..answer_text import (
     wordset,
 )
 from ..answer_text import REFUSAL as _DECLINE_CORE
+from .behaviour import ConversationGrounding
 from .periods import agree, periods
 from .text_overlap import stemmed_tokens
 
@@ -237,23 +238,25 @@ def _polarity(text: str) -> str | None:
 
 
 def key_content(answer_text: str, gold: str, question: str = "", off_by_one: bool = False,
-                explicit: bool = False, version: int = 1) -> Grounding:
+                explicit: bool = False, rules: ConversationGrounding | int = 1) -> Grounding:
     """Whether `answer_text` (already without refusal sentences) states the gold's key content
-    under grounding `version` (see the module docstring)."""
+    under grounding `rules` (behaviour.py; the module docstring gives each version)."""
+    rules = ConversationGrounding.of(rules)
     items: list[str] = []
-    if version >= 3:
+    if rules.acronym_alias:
         alias = acronym_parts(gold)
         if alias is not None:
-            tries = [key_content(answer_text, g, question, off_by_one, explicit, version) for g in alias]
+            tries = [key_content(answer_text, g, question, off_by_one, explicit, rules) for g in alias]
             best = next((t for t in tries if t.supported), tries[0])
             return Grounding(best.supported, f"name or acronym: {best.reason}")
+    if rules.numbered_lists:
         items = numbered_items(gold)
         gold, answer_text = without_ordinals(gold), without_ordinals(answer_text)
     gold_fixed, text = _glue_fix(gold), _glue_fix(answer_text)
-    if version >= 2:
-        gold_days, _ = periods(gold_fixed, version)
+    if rules.dates_as_periods:
+        gold_days, _ = periods(gold_fixed, rules)
         if gold_days:
-            ok = agree(gold_days, periods(text, version)[0])
+            ok = agree(gold_days, periods(text, rules)[0])
             return Grounding(ok, "period " + ("agrees" if ok else "missing, or other days than the gold's"))
     gold_dates = find_dates(gold_fixed)
     if gold_dates:
@@ -261,9 +264,9 @@ def key_content(answer_text: str, gold: str, question: str = "", off_by_one: boo
         return Grounding(ok, "date " + ("found" if ok else "missing: " + ", ".join(d.key for d in gold_dates)))
     want = numbers(gold_fixed, count_one=len(gold_fixed.split()) <= 3)
     if want:
-        have = numbers(text)
+        stated = numbers(text)
         tol = 1.0 if off_by_one else 0.0
-        ok = any(abs(w - h) <= tol for w in want for h in have)
+        ok = any(abs(w - h) <= tol for w in want for h in stated)
         return Grounding(ok, "number " + ("found" if ok else "missing: " + ", ".join(f"{w:g}" for w in sorted(want))))
     m = _GOLD_POLARITY.match(gold)
     if m:
@@ -274,26 +277,26 @@ def key_content(answer_text: str, gold: str, question: str = "", off_by_one: boo
     if not words:
         return Grounding(bool(text.strip()), "no key words in the gold")
     plain = set(stemmed_tokens(text))
-    have = plain | (written_forms(text, gold) if version >= 5 else set())
-    heads = hyphen_heads(gold) if version >= 5 else {}  # "work-related" is stated by "work" written alone
+    have = plain | (written_forms(text, gold) if rules.written_forms else set())
+    heads = hyphen_heads(gold) if rules.written_forms else {}  # "work-related" is stated by "work" written alone
     hit = [w for w in words if w in have or heads.get(w) in plain]
-    need = min(4, max(1, math.ceil(len(words) / (2 if version >= 2 else 3))))
+    need = min(4, max(1, math.ceil(len(words) / (2 if rules.half_key_words else 3))))
     ok = len(hit) >= need
     if ok and items:  # version 3: a numbered list needs a key word of every item
         item_words = [p for p in (key_words(x, question) for x in items) if p]
         missing = sum(1 for p in item_words if not set(p) & have)
         if missing:
             return Grounding(False, f"numbered list: {missing} of {len(item_words)} gold items missing")
-    pieces = _LIST_PARTS.split(gold) if version >= 2 else []
+    pieces = _LIST_PARTS.split(gold) if rules.list_gold_parts else []
     parts = [p for p in (key_words(x, question) for x in pieces) if p]
     listed = len(parts) >= 2 and all(len(x.split()) <= 5 for x in pieces)
     if ok and listed:
         missing = sum(1 for p in parts if not set(p) & have)
-        if missing and not (version >= 4 and clause_list(pieces) and 2 * missing < len(parts)):
+        if missing and not (rules.clause_lists and clause_list(pieces) and 2 * missing < len(parts)):
             return Grounding(False, f"list: {missing} of {len(parts)} gold parts missing")
         if missing:
             return Grounding(True, f"list of clauses: {len(parts) - missing} of {len(parts)} gold parts")
-    if not ok and version >= 4 and not listed and not items:
+    if not ok and rules.leading_phrase and not listed and not items:
         fresh, head = fresh_words(text, question), head_words(gold, question)
         if fresh and head and fresh <= set(stemmed_tokens(gold)) and head <= have:
             return Grounding(True, f"words {len(hit)}/{len(words)}: the gold's leading words, and nothing else")
@@ -385,9 +388,11 @@ def wrong_subject(answer: str, question: str, speakers: Sequence[str]) -> str | 
 
 def ground_verdict(answer: str, gold: str, question: str = "", *, abstention: bool = False,
                    rubric: bool = False, off_by_one: bool = False, speakers: Sequence[str] = (),
-                   version: int = 1) -> Grounding:
-    """Whether a CORRECT verdict on `answer` is grounded in its text (see the module docstring);
-    version 2 adds the subject check (with the conversation's `speakers`) and list golds."""
+                   rules: ConversationGrounding | int = 1) -> Grounding:
+    """Whether a CORRECT verdict on `answer` is grounded in its text under grounding `rules`
+    (behaviour.py; see the module docstring); version 2 adds the subject check (with the
+    conversation's `speakers`) and list golds."""
+    rules = ConversationGrounding.of(rules)
     if abstention:
         ok = declines(answer)
         return Grounding(ok, "declines" if ok else "commits to an answer where declining is correct")
@@ -396,16 +401,16 @@ def ground_verdict(answer: str, gold: str, question: str = "", *, abstention: bo
     text = answer if _NEGATION.search(gold) and not rubric else asserted
     if not re.search(r"\w", text):
         return Grounding(False, "refusal: the answer asserts nothing")
-    if version >= 3 and echoes(text, question):
+    if rules.echo_veto and echoes(text, question):
         return Grounding(False, "echo: the answer only restates the question")
     if rubric:
         return Grounding(True, "rubric question: left to the judge")
-    other = wrong_subject(asserted, question, speakers) if speakers and version >= 2 else None
+    other = wrong_subject(asserted, question, speakers) if speakers and rules.subject_check else None
     if other is not None:
         return Grounding(False, f"subject: the answer is about {other}, not the person asked about")
     # when every sentence reads as a refusal, a yes/no gold needs an explicit yes/no
     return key_content(text, gold, question, off_by_one, explicit=not re.search(r"\w", asserted),
-                       version=version)
+                       rules=rules)
 
 
 # -- the judge against token F1 -------------------------------------------------------------

@@ -34,6 +34,7 @@ from memeval.model_access.errors import ModelCallError
 from ..agreement import cohen_kappa
 from ..labels import META, category_lines, labelled_questions
 from ..protocol import Protocol, fmt
+from .behaviour import ConversationGrounding
 from .grounding import F1_THRESHOLD, declines
 from .locomo import grounding as locomo_grounding
 from .locomo import speakers_of
@@ -77,19 +78,20 @@ def load_cases(labels_path: Path, dataset: Dataset) -> list[Case]:
     return cases
 
 
-def run_deterministic(cases: list[Case], dataset: str, grounding_version: int = 2) -> None:
-    """The two judge-free configurations (grounding under `grounding_version`)."""
+def run_deterministic(cases: list[Case], dataset: str, grounding_version: ConversationGrounding | int = 2) -> None:
+    """The two judge-free configurations (grounding under the protocol's grounding, behaviour.py)."""
+    rules = ConversationGrounding.of(grounding_version)
     for c in cases:
         q, answer = c.question, c.label["answer"]
         if dataset == "locomo":
             cat = int(q.attrs["category"])
-            speakers = c.speakers if grounding_version >= 2 else ()
+            speakers = c.speakers if rules.subject_check else ()
             c.results["grounding_only"] = int(locomo_grounding(q.text, q.gold[0], cat, answer, speakers,
-                                                               grounding_version)["grounded"])
+                                                               rules)["grounded"])
             c.results["token_f1"] = int(locomo_f1(answer, q.gold[0], cat) >= F1_THRESHOLD)
             continue
         kind = judge_kind(q.attrs["question_type"], bool(q.attrs.get("is_abstention")))
-        c.results["grounding_only"] = int(lme_grounding(kind, q.text, q.gold[0], answer, grounding_version)["grounded"])
+        c.results["grounding_only"] = int(lme_grounding(kind, q.text, q.gold[0], answer, rules)["grounded"])
         f1 = reply_f1(kind, q.gold[0], answer)
         c.results["token_f1"] = int(declines(answer) if kind == "abstention" else
                                     not declines(answer) if math.isnan(f1) else f1 >= F1_THRESHOLD)

@@ -14,20 +14,22 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, Field
 
 from memeval.datasets.locomo import CATEGORY_NAMES
 from memeval.datasets.types import Corpus, Dataset, Question
 from memeval.model_access.chat import ChatModel
 from memeval.model_access.errors import JsonOutputError
+from memeval.settings_history import Introduced
 
 from ..calibration import header_line
 from ..presentation import Column, Presentation, ReportTable
 from ..protocol import Protocol, Resampling, fmt, provenance_header
 from ..stats import bootstrap_std, nanmean
+from ..verdict import Verdict
+from .behaviour import ConversationGrounding, LoCoMoBehaviour, LoCoMoJudge
 from .grounding import (
     GROUNDING_VERSIONS,
     check_credit,
@@ -61,7 +63,7 @@ VERDICT_SOURCES = ("judge", "published")
 PUBLISHED_PROMPT = "published-verdict"  # the judge_prompt of a line whose verdict the answer's source published
 
 
-def published_line(question: Question, prediction: dict[str, Any], grounding_version: int,
+def published_line(question: Question, prediction: dict[str, Any], rules: ConversationGrounding,
                    speakers: tuple[str, ...]) -> dict[str, Any]:
     """A judgments line from an imported answer's published verdict (majority of its judge runs),
     grounded as a judge's verdict is; an answer without one is a judge failure, never a 0."""
@@ -70,17 +72,16 @@ def published_line(question: Question, prediction: dict[str, Any], grounding_ver
     if correct is None:
         return {"judge_error": f"no published verdict for {question.id} (verdicts=published needs one per answer)"}
     return {**grounded_verdict(question, prediction["answer"], "CORRECT" if correct else "WRONG", speakers,
-                               grounding_version),
+                               rules),
             "reasoning": f"published verdict {published!r} (majority of its judge runs)", "judge_cached": None}
 
 
 def grounded_verdict(question: Question, answer: str, label: str, speakers: tuple[str, ...],
-                     grounding_version: int) -> dict[str, Any]:
+                     rules: ConversationGrounding) -> dict[str, Any]:
     """A verdict's judgments fields, a judge's or a published one: the label, raw and grounded credit,
     and the grounding check's own fields."""
     correct = int(label == "CORRECT")
-    g = grounding(question.text, question.gold[0], int(question.attrs["category"]), answer, speakers,
-                  grounding_version)
+    g = grounding(question.text, question.gold[0], int(question.attrs["category"]), answer, speakers, rules)
     return {"label": label, "correct": correct, "correct_grounded": int(correct and g["grounded"]), **g}
 
 
@@ -108,16 +109,6 @@ _JUDGE_SYSTEM = (
 )
 
 
-# A CORRECT/WRONG verdict (LoCoMo and custom free-text judges). Its name and schema are sent with
-# every judge call and so are part of the cache key: no docstring, keep the name, share the alias.
-class _Verdict(BaseModel):
-    reasoning: str = Field(max_length=800)
-    label: Literal["CORRECT", "WRONG"]
-
-
-Verdict = _Verdict
-
-
 def judge_messages(question: str, gold: str, answer: str, adversarial: str | None) -> list[dict[str, str]]:
     """Judge prompt; for category 5 the gold is that the conversation does not support the
     question, and the trap answer it presupposes is shown as the wrong one."""
@@ -137,11 +128,11 @@ def _gold(p: dict[str, Any]) -> str:
 
 
 def grounding(question: str, gold: str, category: int, answer: str,
-              speakers: Sequence[str] = (), version: int = 1) -> dict[str, Any]:
+              speakers: Sequence[str] = (), rules: ConversationGrounding | int = 1) -> dict[str, Any]:
     """The grounding fields of a judgments line (category 5: correct means declining) under
-    grounding `version`; version 2 checks the subject against the conversation's `speakers`."""
+    grounding `rules`; from version 2 the subject is checked against the conversation's `speakers`."""
     g = ground_verdict(answer, gold_for_scoring(gold, category), question, abstention=int(category) == 5,
-                       speakers=speakers, version=version)
+                       speakers=speakers, rules=rules)
     return {"grounded": g.supported, "grounding": g.reason}
 
 
@@ -165,13 +156,44 @@ def _mean(values: list[float]) -> float:
 
 
 class LoCoMoProtocol(Protocol):
+    former_paths = ("evaluation.locomo.LoCoMoProtocol",)  # before evaluation/ had family subpackages
     name = "locomo"
     version = "1"
+    label_set = "memeval.evaluation.conversations.adapters:LOCOMO_LABELS"
+    judge_matrix_family = "memeval.evaluation.conversations.adapters:LOCOMO_MATRIX"
+    # how shared display code words this benchmark (Protocol's phrase attributes, evaluation/phrases.py)
+    title = "LoCoMo"
+    headline_phrase = "categories 1-4"
+    matrix_headline = "categories 1-4, the adversarial ones apart"
+    agreement_check = ("token F1 >= 0.5 (with the AUC: the chance that an answer judged correct overlaps the "
+                       "gold more than one judged wrong)")
+    model_free_check = "the conversations' grounding check"
+    efficiency_title = "Efficiency and cost (GSW paper Table 3 shape)"
     # version 3's rules (list ordinals, a name's acronym) were found on LongMemEval's golds. Under 3
     # LoCoMo's 1,354 known-wrong answers and 58 labels get the verdicts they get under 2 (measured
     # 2026-12-06), so LoCoMo stayed on 2; 4 (issue 56: lists of clauses, the gold's leading words) moves it on
     current_grounding = 5
     answer_prompt_examples = EXAMPLES[2]  # the shipped prompt's; a run's own: answer_examples(its settings)
+    # settings added after runs were saved without them: what their absence meant (upgrade layer);
+    # format 3: the answer prompt's example in a turn of its own
+    settings_history = (
+        Introduced("judge_version", 1),
+        Introduced("grounding_version", 1),
+        Introduced("answer_prompt_version", 1, until_format=3),
+    )
+
+    @classmethod
+    def upgrade_description(cls, desc: dict[str, Any], run_format: int) -> dict[str, Any]:
+        """Format 0 left out the judge version (read from the judge prompt the description
+        names; version 1 also scored category 5 by the judge) and the grounding version (1)."""
+        out = dict(desc)
+        if run_format < 1:
+            version = {prompt: v for v, prompt in JUDGE_PROMPTS.items()}.get(str(out.get("judge_prompt")), 1)
+            if not LoCoMoJudge.of(version).category_5_by_decline:
+                out.setdefault("category_5", CATEGORY_5_BY_JUDGE)
+            out.setdefault("judge_version", version)
+            out.setdefault("grounding_version", 1)
+        return out
 
     @classmethod
     def answer_examples(cls, settings: dict[str, Any]) -> tuple[str, ...]:
@@ -206,6 +228,9 @@ class LoCoMoProtocol(Protocol):
         self.answer_prompt_version = answer_prompt_version
         self.grounding_version = grounding_version
         self.judge_version = judge_version
+        # the configured versions as named behaviours, read by judging and grounding (behaviour.py)
+        self.behaviour = LoCoMoBehaviour.from_versions(judge=judge_version, grounding=grounding_version,
+                                                       answer_prompt=answer_prompt_version)
         self.judge_prompt = JUDGE_PROMPTS[judge_version] if verdicts == "judge" else PUBLISHED_PROMPT
         self.include_category_5 = bool(include_category_5)
         self.credit = check_credit(credit)
@@ -217,7 +242,7 @@ class LoCoMoProtocol(Protocol):
                "answer_prompt": ANSWER_PROMPTS[self.answer_prompt_version], "include_category_5": self.include_category_5,
                "credit": self.credit, "grounding": GROUNDING_VERSIONS[self.grounding_version],
                "category_names": CATEGORY_NAMES,
-               "category_5": CATEGORY_5_BY_DECLINE if self.judge_version >= 2 else CATEGORY_5_BY_JUDGE,
+               "category_5": CATEGORY_5_BY_DECLINE if self.behaviour.judge.category_5_by_decline else CATEGORY_5_BY_JUDGE,
                "judge_version": self.judge_version, "grounding_version": self.grounding_version}
         if self.verdicts != "judge":
             out["verdicts"] = self.verdicts
@@ -225,12 +250,12 @@ class LoCoMoProtocol(Protocol):
 
     def speakers(self, question: Question, dataset: Dataset | None) -> tuple[str, ...]:
         """Whom the subject check knows (version 2): the question's conversation's speakers."""
-        if self.grounding_version < 2 or dataset is None or question.corpus_id not in dataset.corpora:
+        if not self.behaviour.grounding.subject_check or dataset is None or question.corpus_id not in dataset.corpora:
             return ()
         return speakers_of(dataset.corpus_for(question))
 
     def answer_messages(self, question: Question, context_text: str) -> list[dict[str, str]]:
-        return answer_messages(self.answer_prompt_version, context_text, question.text)
+        return answer_messages(self.behaviour.answer_prompt, context_text, question.text)
 
     async def judge(self, question: Question, prediction: dict[str, Any], dataset: Dataset,
                     judge: ChatModel) -> dict[str, Any]:
@@ -239,21 +264,21 @@ class LoCoMoProtocol(Protocol):
         line: dict[str, Any] = {"question_id": question.id, "category": category,
                                 "judge_prompt": self.judge_prompt}
         speakers = self.speakers(question, dataset)
-        if category == 5 and self.judge_version >= 2:
+        if category == 5 and self.behaviour.judge.category_5_by_decline:
             g = grounding(question.text, question.gold[0], category, prediction["answer"], speakers,
-                          self.grounding_version)
+                          self.behaviour.grounding)
             ok = int(bool(g["grounded"]))
             return {**line, "label": "CORRECT" if ok else "WRONG", "correct": ok, "correct_grounded": ok,
                     **g, "reasoning": CATEGORY_5_BY_DECLINE, "judge_cached": None}
         if self.verdicts == "published":
-            return {**line, **published_line(question, prediction, self.grounding_version, speakers)}
+            return {**line, **published_line(question, prediction, self.behaviour.grounding, speakers)}
         messages = judge_messages(question.text, question.gold[0], prediction["answer"], adversarial)
         try:
             verdict, result = await judge.complete_json(messages, Verdict, max_tokens=300)
         except JsonOutputError as exc:
             return {**line, "judge_error": str(exc), "judge_raw": exc.raw_outputs}
         return {**line, **grounded_verdict(question, prediction["answer"], verdict.label, speakers,
-                                           self.grounding_version),
+                                           self.behaviour.grounding),
                 "reasoning": verdict.reasoning, "judge_cached": result.cached}
 
     # -- metrics ---------------------------------------------------------------------------
@@ -271,7 +296,7 @@ class LoCoMoProtocol(Protocol):
             if "correct" in j:
                 raw = float(j["correct"])
                 ok = j["grounded"] if "grounded" in j else grounding(p.get("question", ""), gold, cat, answer,
-                                                                      version=self.grounding_version)["grounded"]
+                                                                      rules=self.behaviour.grounding)["grounded"]
                 grounded = float(raw and ok)
             rows.append({
                 "question_id": p["question_id"], "category": cat,

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from memeval.datasets.locomo import NOT_MENTIONED
 
+from .behaviour import AnswerPrompt
+
 ANSWER_PROMPTS = {1: "locomo-answer-v1", 2: "locomo-answer-v2"}
 ANSWER_PROMPT_VERSIONS = tuple(ANSWER_PROMPTS)
 
@@ -53,13 +55,11 @@ def _user(context_text: str, question: str) -> str:
     return f"Conversation sessions:\n{context_text}\n\nQuestion: {question}\nShort answer:"
 
 
-def answer_messages(version: int, context_text: str, question: str) -> list[dict[str, str]]:
-    """The messages of answer prompt `version`: instructions, (version 2: the example exchange),
-    then the method's context and the question."""
-    if version == 1:
+def answer_messages(prompt: AnswerPrompt | int, context_text: str, question: str) -> list[dict[str, str]]:
+    """The messages of answer `prompt` (behaviour.py; an unknown version raises UnknownVersion):
+    instructions, (from version 2: the example exchange), then the method's context and the question."""
+    if not AnswerPrompt.of(prompt).example_in_own_turn:
         return [{"role": "system", "content": _SYSTEM_V1}, {"role": "user", "content": _user(context_text, question)}]
-    if version != 2:
-        raise ValueError(f"LoCoMo answer_prompt_version must be one of {ANSWER_PROMPT_VERSIONS}, not {version!r}")
     return [{"role": "system", "content": _SYSTEM_V2},
             {"role": "user", "content": _user(_EXAMPLE_SESSIONS, _EXAMPLE_QUESTION)},
             {"role": "assistant", "content": _EXAMPLE_ANSWER},

@@ -19,10 +19,12 @@ import numpy as np
 from memeval.datasets.longmemeval import QUESTION_TYPES, S_WARNING
 from memeval.datasets.types import Dataset, Question
 from memeval.model_access.chat import ChatModel
+from memeval.settings_history import Introduced
 
 from ..presentation import Column, Presentation, ReportTable
 from ..protocol import Protocol, fmt, provenance_header
 from ..stats import bootstrap_std, nanmean
+from .behaviour import ConversationGrounding, LongMemEvalBehaviour
 from .grounding import (
     GROUNDING_VERSIONS,
     check_credit,
@@ -109,13 +111,14 @@ def parse_yes_no(text: str) -> bool | None:
     return None if m is None else m.group(1) == "yes"
 
 
-def grounding(kind: str, question: str, gold: str, answer: str, version: int = 1) -> dict[str, Any]:
+def grounding(kind: str, question: str, gold: str, answer: str,
+              rules: ConversationGrounding | int = 1) -> dict[str, Any]:
     """The grounding fields of a judgments line, by judge kind (abstention: correct means declining;
     preference: a rubric, so only the refusal rule; temporal: counts off by one tolerated), under
-    grounding `version` (grounding.py)."""
+    grounding `rules` (behaviour.py, grounding.py)."""
     g = ground_verdict(answer, gold, question, abstention=kind == "abstention",
                        rubric=kind == "single-session-preference", off_by_one=kind == "temporal-reasoning",
-                       version=version)
+                       rules=rules)
     return {"grounded": g.supported, "grounding": g.reason}
 
 
@@ -126,9 +129,29 @@ def reply_f1(kind: str, gold: str, answer: str) -> float:
 
 
 class LongMemEvalProtocol(Protocol):
+    former_paths = ("evaluation.longmemeval.LongMemEvalProtocol",)  # before evaluation/ had family subpackages
     name = "longmemeval"
     version = "1"
     answer_prompt_examples = ("last week", "how many days ago")
+    label_set = "memeval.evaluation.conversations.adapters:LONGMEMEVAL_LABELS"
+    judge_matrix_family = "memeval.evaluation.conversations.adapters:LONGMEMEVAL_MATRIX"
+    # how shared display code words this benchmark (Protocol's phrase attributes, evaluation/phrases.py)
+    title = "LongMemEval"
+    agreement_check = ("token F1 >= 0.5 (with the AUC: the chance that an answer judged correct overlaps the "
+                       "gold more than one judged wrong)")
+    model_free_check = "the conversations' grounding check"
+    per_type_manner = "LongMemEval's evaluation"  # the judge matrix's per-type rules follow its official one
+    efficiency_title = "Efficiency and cost (GSW paper Table 3 shape)"
+    # the grounding version came after the last format change (2026-12-06): a config or a
+    # protocol description of any format may lack it, and then means version 1 (upgrade layer)
+    settings_history = (Introduced("grounding_version", 1, until_format=None),)
+
+    @classmethod
+    def upgrade_description(cls, desc: dict[str, Any], run_format: int) -> dict[str, Any]:
+        """Any format: the grounding version (1) a description before it left out."""
+        out = dict(desc)
+        out.setdefault("grounding_version", 1)
+        return out
     # 3: list ordinals and a name's acronym; 4: lists of clauses, the gold's leading words (grounding.py);
     # runs configured before 3 keep version 1
     current_grounding = 5
@@ -140,6 +163,7 @@ class LongMemEvalProtocol(Protocol):
                              f"not {grounding_version!r} (5 reads hyphenated, glued and acronym forms of gold words; 4 lists of clauses and the gold's leading words; 3 numbered lists and acronyms; 1: runs before "
                              "2026-12-06)")
         self.grounding_version = grounding_version
+        self.behaviour = LongMemEvalBehaviour.from_versions(grounding=grounding_version)  # behaviour.py
         self.variant = variant
         self.credit = check_credit(credit)
         self.resamples = resamples
@@ -172,7 +196,7 @@ class LongMemEvalProtocol(Protocol):
         if verdict is None:
             line["judge_error"] = "the judge answered neither yes nor no"
         else:
-            g = grounding(kind, question.text, question.gold[0], prediction["answer"], self.grounding_version)
+            g = grounding(kind, question.text, question.gold[0], prediction["answer"], self.behaviour.grounding)
             line.update(correct=int(verdict), correct_grounded=int(verdict and g["grounded"]), **g)
         return line
 
@@ -202,7 +226,7 @@ class LongMemEvalProtocol(Protocol):
             gold = str((p.get("gold") or [""])[0])
             answer = str(p.get("answer", ""))
             ok = j["grounded"] if "grounded" in j else (
-                grounding(kind, p.get("question", ""), gold, answer, self.grounding_version)["grounded"]
+                grounding(kind, p.get("question", ""), gold, answer, self.behaviour.grounding)["grounded"]
                 if p else True)
             row = {**j, "correct_grounded": int(j["correct"] and ok),
                    "f1": reply_f1(kind, gold, answer) if p else math.nan}

@@ -29,6 +29,7 @@ import re
 from datetime import date, timedelta
 
 from ..answer_text import DateMention, find_dates
+from .behaviour import ConversationGrounding
 
 Interval = tuple[date, date]
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -106,12 +107,13 @@ def _ranges(text: str) -> list[tuple[Interval, tuple[int, int]]]:
     return out
 
 
-def periods(text: str, version: int = 2) -> tuple[list[Interval], bool]:
+def periods(text: str, rules: ConversationGrounding | int = 2) -> tuple[list[Interval], bool]:
     """The intervals `text` names, and whether any came from a relative, part-of-month or season
     expression (a gold with none of those is compared by version 1's date rule)."""
     out: list[Interval] = []
     used: list[tuple[int, int]] = []
-    if version >= 5:
+    rules = ConversationGrounding.of(rules)
+    if rules.day_ranges:
         for interval, span in _ranges(text):
             out.append(interval)
             used.append(span)
@@ -127,7 +129,7 @@ def periods(text: str, version: int = 2) -> tuple[list[Interval], bool]:
         if d.day is None or _overlaps(d.span, used):
             continue
         before = text[max(0, d.span[0] - 40):d.span[0]]
-        few = _FEW.search(before) if version >= 5 else None
+        few = _FEW.search(before) if rules.few_days else None
         if few:  # "a few days before D": the days 1 to 6 before (or after) it (the gold rounds a "few days ago")
             anchor, sign = date(d.year, d.month, d.day), (-1 if few.group(2).lower() != "after" else 1)
             ends = sorted((anchor + timedelta(days=sign), anchor + timedelta(days=6 * sign)))

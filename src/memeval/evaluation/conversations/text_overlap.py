@@ -1,6 +1,6 @@
 """Text-overlap metrics for conversational QA: LoCoMo token F1 (stemmed), BLEU-1, evidence recall.
 
-Everything here is a pure function of strings, so `python -m memeval.evaluation.rescore` recomputes it
+Everything here is a pure function of strings, so `memeval rescore` recomputes it
 from predictions.jsonl alone. The F1 follows the official LoCoMo scorer (snap-research/locomo
 task_eval/evaluation.py): its normalisation, NLTK's Porter stemmer in its default mode, the
 per-category rules. BLEU-1 follows the Mem0 / A-Mem LoCoMo scripts, which use NLTK's tokenizer

@@ -44,6 +44,7 @@ from collections.abc import Sequence
 from difflib import SequenceMatcher
 
 from ..answer_text import sentences, tokens
+from .behaviour import EpBenchGrounding
 from .grounding import (
     FULL,
     PARTIAL,
@@ -69,7 +70,6 @@ GROUNDING_VERSIONS = (1, 2)  # the item grounding itself (custom datasets share 
 # 7 = 6, and a place's short form must be a name of its own; an activity word counts only in a sentence that gives
 #     no evidence of an event type outside the gold list and names none but people of an event of that type
 EPBENCH_GROUNDING_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
-WHOLE_NAMES = 7  # the first version with the rules of 7 (grounding.`_own_name`, `activity_in_sentences`)
 MIN_USES, MIN_SHARE, DETAIL_COVERAGE = 2, 0.6, 0.67
 _VOCAB: dict[int, tuple[Universe, dict[str, frozenset[str]]]] = {}
 
@@ -157,14 +157,15 @@ def activity_in_sentences(gold: str, sentences_: Sequence[str], universe: Univer
     return False
 
 
-def event_evidence(gold: str, text: str, universe: Universe, question: str = "", version: int = 2,
-                   sentences_: Sequence[str] | None = None, gold_list: Sequence[str] = ()) -> str | None:
+def event_evidence(gold: str, text: str, universe: Universe, question: str = "",
+                   rules: EpBenchGrounding | int = 2, sentences_: Sequence[str] | None = None,
+                   gold_list: Sequence[str] = ()) -> str | None:
     """FULL when the (assertive) text gives evidence of event type `gold`, else None; the
-    question's own words are no evidence. From version 7 activity words are read per sentence
-    (`sentences_`, the affirmed text's; `activity_in_sentences`)."""
+    question's own words are no evidence. Under `whole_names` (version 7) activity words are read
+    per sentence (`sentences_`, the affirmed text's; `activity_in_sentences`)."""
     if _named_type(gold, text, universe, question):
         return FULL
-    if version >= WHOLE_NAMES:
+    if EpBenchGrounding.of(rules).whole_names:
         if activity_in_sentences(gold, text.splitlines() if sentences_ is None else sentences_, universe,
                                  question, gold_list or (gold,)):
             return FULL
@@ -196,20 +197,25 @@ def _chapter_support(gold: str, text: str, question: str, universe: Universe) ->
 
 
 def support(gold: str, text: str, kind: str | None, universe: Universe, question: str = "",
-            version: int = 2, sentences_: Sequence[str] | None = None, gold_list: Sequence[str] = ()) -> str | None:
-    """How the assertive text supports one gold item under `version` (2 and later): FULL, PARTIAL or None."""
+            rules: EpBenchGrounding | int = 2, sentences_: Sequence[str] | None = None,
+            gold_list: Sequence[str] = ()) -> str | None:
+    """How the assertive text supports one gold item under grounding `rules` (version 2 and
+    later): FULL, PARTIAL or None."""
+    rules = EpBenchGrounding.of(rules)
     if kind == "event_type":
-        return event_evidence(gold, text, universe, question, version, sentences_, gold_list)
+        return event_evidence(gold, text, universe, question, rules, sentences_, gold_list)
     if kind == "chapter":
         return _chapter_support(gold, text, question, universe)
     return gold_support(gold, text, kind, sorted(universe.values(kind)), universe.generic_event_words,
-                        whole_name=version >= WHOLE_NAMES)
+                        whole_name=rules.whole_names)
 
 
 def ground_v2(answer: str, gold: Sequence[str], scores: Sequence[float], identified: Sequence[str],
-              kind: str | None, universe: Universe, question: str = "", version: int = 2) -> Grounded:
+              kind: str | None, universe: Universe, question: str = "",
+              rules: EpBenchGrounding | int = 2) -> Grounded:
     """Keep the judge's credits the answer gives evidence for, then re-credit misplaced ones;
-    `version` (EpBench's grounding version, 2 and later) picks the evidence rules of `support`."""
+    `rules` (EpBench's grounding, version 2 and later) pick the evidence rules of `support`."""
+    rules = EpBenchGrounding.of(rules)
     text = affirmed_text(answer)
     supported = [i for i in identified if item_supported(i, answer)]
     out = Grounded(supported, [i for i in identified if i not in supported], [float(s) for s in scores])
@@ -217,8 +223,8 @@ def ground_v2(answer: str, gold: Sequence[str], scores: Sequence[float], identif
         out.credited_absent_gold = [g for g, s in zip(gold, scores, strict=True) if s > 0]
         out.matching_score = [0.0] * len(gold)
         return out
-    said = [affirmed_text(s) for s in sentences(assertive_text(answer))] if version >= WHOLE_NAMES else None
-    how = [support(g, text, kind, universe, question, version, said, gold) for g in gold]
+    said = [affirmed_text(s) for s in sentences(assertive_text(answer))] if rules.whole_names else None
+    how = [support(g, text, kind, universe, question, rules, said, gold) for g in gold]
     for k, (g, s) in enumerate(zip(gold, scores, strict=True)):
         if s <= 0 or how[k] == FULL:
             continue
@@ -232,7 +238,7 @@ def ground_v2(answer: str, gold: Sequence[str], scores: Sequence[float], identif
         if not moved or kind == "chapter":
             break
         level = 1.0 if how[k] == FULL else 0.5 if how[k] == PARTIAL else 0.0
-        if scores[k] <= 0 < level and any(support(g, i, kind, universe, version=version, gold_list=gold) in (FULL, PARTIAL)
+        if scores[k] <= 0 < level and any(support(g, i, kind, universe, rules=rules, gold_list=gold) in (FULL, PARTIAL)
                                           for i in supported):
             out.matching_score[k] = min(level, moved.pop(0))
             out.recredited.append(g)

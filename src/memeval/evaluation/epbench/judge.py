@@ -16,6 +16,8 @@ from pydantic import BaseModel, Field, StringConstraints, create_model
 from memeval.model_access.chat import ChatModel
 from memeval.model_access.errors import JsonOutputError
 
+from .behaviour import EpBenchJudge
+
 PROMPT_VERSION = "epbench-judge-v1"
 MAX_ITEMS = 40
 # Judge version 2 (protocol.judge_version: 2): the same prompt, with every list and string bounded
@@ -88,7 +90,8 @@ class _BoundedBase(BaseModel):
 
 def judgment_model(n_gold: int, with_items: bool = True, bounded: bool = False) -> type[BaseModel]:
     """A schema whose matching_score has exactly n_gold entries, each 0, 0.5 or 1."""
-    score = Literal[0, 0.5, 1]
+    # pydantic reads a float in a Literal (the schema's enum [0, 0.5, 1]); typing's Literal does not
+    score = Literal[0, 0.5, 1]  # type: ignore[valid-type]
     base = (_BoundedBase if bounded else _Base) if with_items else _Scores
     return create_model(
         f"EpBench{'Judgment' if with_items else 'Match'}{'Bounded' if bounded else ''}{n_gold}", __base__=base,
@@ -142,15 +145,17 @@ def judge_messages(question: str, gold: list[str], answer: str, chapter_text: st
 
 
 async def judge_one(judge: ChatModel, question: str, gold: list[str], answer: str,
-                    chapter_text: str | None = None, version: int = 1,
+                    chapter_text: str | None = None, rules: EpBenchJudge | int = 1,
                     question_type: str | None = None) -> dict[str, Any]:
     """Raw judge output for the raw gold list, or a recorded failure (never a silent 0).
-    `version` 2 bounds the reply (see BOUNDED_ITEMS) and drops repeated items; 3 is 2 with the
-    question's type (`question_type`, required) in place of its text and the empty-list rule on
-    any negative statement."""
-    bounded = version >= 2
+    Judge `rules` (behaviour.py; a bare version is read through its table): version 2 bounds the
+    reply (see BOUNDED_ITEMS) and drops repeated items; 3 is 2 with the question's type
+    (`question_type`, required) in place of its text and the empty-list rule on any negative
+    statement."""
+    rules = EpBenchJudge.of(rules)
+    bounded = rules.bounded_reply
     model = judgment_model(len(gold), bounded=bounded)
-    if version == 3:
+    if rules.reads_question_type:
         if not question_type:
             raise ValueError("EpBench judge version 3 reads the question's type: give question_type")
         messages = typed_judge_messages(question_type, gold, answer, chapter_text)
@@ -214,17 +219,17 @@ def matching_messages(question: str, gold: list[str], claimed: list[str]) -> lis
 
 
 async def judge_two_pass(judge: ChatModel, question: str, gold: list[str], answer: str,
-                         version: int = 1) -> dict[str, Any]:
+                         rules: EpBenchJudge | int = 1) -> dict[str, Any]:
     """Pass 1 extracts claims blind to the gold list; pass 2 scores gold items against the claims.
 
     Pass 2 is skipped (all zeros) when nothing was claimed or there is nothing to find, so a
     refusal can never be credited. Versions 2 and 3 bound the replies alike (version 3's typed
     input is a one-pass protocol; a run refuses two_pass under it, the judge check measures both).
     """
-    bounded = version >= 2
+    bounded = EpBenchJudge.of(rules).bounded_reply
+    schema: type[_Extraction | _BoundedExtraction] = _BoundedExtraction if bounded else _Extraction
     try:
-        ext, r1 = await judge.complete_json(extraction_messages(question, answer),
-                                            _BoundedExtraction if bounded else _Extraction,
+        ext, r1 = await judge.complete_json(extraction_messages(question, answer), schema,
                                             max_tokens=bounded_max_tokens(0) if bounded else 400)
     except JsonOutputError as exc:
         return {"judge_error": f"pass 1: {exc}", "judge_raw": exc.raw_outputs}

@@ -21,6 +21,7 @@ import asyncio
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from memeval.model_access.errors import ModelCallError
 from ..agreement import cohen_kappa
 from ..labels import META, category_lines, labelled_questions
 from ..protocol import fmt
+from .behaviour import EpBenchGrounding, EpBenchJudge
 from .grounding import ground
 from .judge import judge_one, judge_two_pass
 from .matcher import checks, match_answer
@@ -70,22 +72,24 @@ def load_cases(labels_path: Path, dataset: Dataset) -> list[Case]:
     return cases
 
 
-def run_matcher(cases: list[Case], universe: Universe, grounding_version: int = 2) -> None:
+def run_matcher(cases: list[Case], universe: Universe, grounding_version: EpBenchGrounding | int = 2) -> None:
     """The judge-free configurations: the matcher, and grounding over a credit-everything judge."""
+    grounding = EpBenchGrounding.of(grounding_version)
     for c in cases:
         r = match_answer(c.question.text, c.question.attrs["retrieval_type"], c.gold, c.label["answer"], universe)
         c.results["deterministic"] = (r.matching_score, len(r.identified_items)) if r else None
         everything = {"matching_score_raw": [1.0] * len(c.question.gold), "identified_items": list(c.gold)}
-        c.results["grounding_only"] = _grounded(c, everything, universe, grounding_version)
+        c.results["grounding_only"] = _grounded(c, everything, universe, grounding)
 
 
-def _grounded(c: Case, raw: dict[str, Any], universe: Universe, version: int) -> tuple[list[float], int]:
-    """The grounded credit and claim count a run's judgments line gets under `version` (from
-    version 3 on, the claim floors live in matcher.checks, so the check reads them there)."""
+def _grounded(c: Case, raw: dict[str, Any], universe: Universe,
+              rules: EpBenchGrounding) -> tuple[list[float], int]:
+    """The grounded credit and claim count a run's judgments line gets under grounding `rules`
+    (from version 3 on, the claim floors live in matcher.checks, so the check reads them there)."""
     gold, scores = dedupe_gold(list(c.question.gold), raw["matching_score_raw"])
-    if version >= 2:
+    if rules.grounds_by_evidence:
         line = checks(c.question.text, c.question.attrs["retrieval_type"], gold, scores, raw["identified_items"],
-                      c.label["answer"], universe, version)
+                      c.label["answer"], universe, rules)
         return line["matching_score_grounded"], line["n_pred_grounded"]
     g = ground(c.label["answer"], gold, scores, raw["identified_items"], c.kind,
                universe.values(c.kind), universe.generic_event_words, c.question.text)
@@ -93,19 +97,20 @@ def _grounded(c: Case, raw: dict[str, Any], universe: Universe, version: int) ->
 
 
 async def run_judge(cases: list[Case], judge: Any, universe: Universe, concurrency: int,
-                    version: int, grounding_version: int = 2) -> None:
-    """One-pass and two-pass judging of every case under judge `version` (the protocol's
-    judge_version), grounded under `grounding_version`; a judge failure leaves the result None."""
+                    judge_version: EpBenchJudge | int, grounding_version: EpBenchGrounding | int = 2) -> None:
+    """One-pass and two-pass judging of every case under the protocol's judge (behaviour.py),
+    grounded under its grounding; a judge failure leaves the result None."""
+    judge_rules, grounding = EpBenchJudge.of(judge_version), EpBenchGrounding.of(grounding_version)
     sem = asyncio.Semaphore(concurrency)
 
     async def one(c: Case) -> None:
         async with sem:
             q, answer = c.question, c.label["answer"]
             try:
-                one_pass = await judge_one(judge, q.text, list(q.gold), answer, c.chapter_text, version,
+                one_pass = await judge_one(judge, q.text, list(q.gold), answer, c.chapter_text, judge_rules,
                                            question_type=q.attrs["retrieval_type"])  # version 3 reads it
                 two = one_pass if c.chapter_text is not None else await judge_two_pass(
-                    judge, q.text, list(q.gold), answer, version)
+                    judge, q.text, list(q.gold), answer, judge_rules)
             except ModelCallError as exc:  # e.g. --replay of a call not in the cache: a counted failure
                 one_pass = two = {"judge_error": str(exc)}
         for name, raw in (("raw", one_pass), ("two_pass", two)):
@@ -113,8 +118,7 @@ async def run_judge(cases: list[Case], judge: Any, universe: Universe, concurren
                 c.results[name] = c.results[f"{name}_grounded" if name == "two_pass" else "grounded"] = None
                 continue
             c.results[name] = (dedupe_gold(list(q.gold), raw["matching_score_raw"])[1], len(raw["identified_items"]))
-            c.results["grounded" if name == "raw" else "two_pass_grounded"] = _grounded(c, raw, universe,
-                                                                                       grounding_version)
+            c.results["grounded" if name == "raw" else "two_pass_grounded"] = _grounded(c, raw, universe, grounding)
 
     await asyncio.gather(*(one(c) for c in cases))
 
@@ -154,11 +158,15 @@ def score_config(cases: list[Case], name: str, select: Callable[[Case], bool] = 
     }
 
 
+def _in_category(category: str, case: Case) -> bool:
+    return case.label["category"] == category
+
+
 def report(cases: list[Case], configs: list[str], judge_name: str) -> tuple[str, dict[str, Any]]:
     """The printed tables (overall, by category) and the same numbers as a dict."""
     overall = {name: score_config(cases, name) for name in configs}
     cats = sorted({c.label["category"] for c in cases})
-    by_cat = {cat: {name: score_config(cases, name, lambda c, cat=cat: c.label["category"] == cat)
+    by_cat = {cat: {name: score_config(cases, name, partial(_in_category, cat))
                     for name in configs} for cat in cats}
     lines = [f"Judge meta-evaluation: {len(cases)} labelled answers, "
              f"{overall[configs[0]]['n_credits']} gold-item credits; judge: {judge_name}", "",

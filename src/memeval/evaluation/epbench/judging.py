@@ -13,6 +13,7 @@ from typing import Any
 from memeval.datasets.types import Dataset, Question
 from memeval.model_access.chat import ChatModel
 
+from .behaviour import EpBenchBehaviour
 from .judge import (
     BOUNDED_PROMPT_VERSION,
     JUDGE_INPUTS,
@@ -36,23 +37,22 @@ class EpBenchJudging:
     gold_duplicates = "removed"  # dedupe_gold: a repeated gold item is scored once (the authors keep it)
 
     def __init__(self, policy: str, judge_mode: str, data_dir: str | None, book: int | None,
-                 judge_version: int = 2, grounding_version: int = 2, pr_convention: str = "defined_only",
-                 order_judge_version: int = 2):
-        if judge_version == 3 and judge_mode == "two_pass":
+                 behaviour: EpBenchBehaviour, pr_convention: str = "defined_only"):
+        """`behaviour`: the protocol's configured judge, grounding and order judge versions as
+        named behaviours (behaviour.py), built once by the protocol."""
+        if behaviour.judge.reads_question_type and judge_mode == "two_pass":
             raise ValueError("EpBench judge_version 3 (the question's type, as the authors' one-call judge) "
                              "is a one_pass protocol: set judge_mode=one_pass or judge_version=2")
         self.policy = policy
         self.pr_convention = pr_convention
-        self.order_judge_version = order_judge_version
-        self.grounding_version = grounding_version
+        self.behaviour = behaviour
         self.judge_mode = judge_mode
-        self.judge_version = judge_version
         self.data_dir = data_dir
         self.book = book
 
     def judge_facts(self) -> dict[str, str]:
         """What this judging reads and does, in an experiment reference's terms (harness/reference.py)."""
-        judge_input, empties = JUDGE_INPUTS[self.judge_version]
+        judge_input, empties = JUDGE_INPUTS[self.behaviour.judge.version]
         return {"judge_input": judge_input, "judge_empties_items": empties,
                 "gold_duplicates": self.gold_duplicates}
 
@@ -69,14 +69,14 @@ class EpBenchJudging:
         two_pass = self.judge_mode == "two_pass" and chapter_text is None
         if two_pass:
             raw = await judge_two_pass(judge, question.text, list(question.gold), prediction["answer"],
-                                       self.judge_version)
+                                       self.behaviour.judge)
         else:
             raw = await judge_one(judge, question.text, list(question.gold), prediction["answer"], chapter_text,
-                                  self.judge_version, question_type=rt)
+                                  self.behaviour.judge, question_type=rt)
         line: dict[str, Any] = {
             "question_id": question.id, "bucket": question.attrs["bucket"],
             "get": question.attrs["get"], "retrieval_type": rt,
-            "judge_prompt": TWO_PASS_VERSION if two_pass else _PROMPTS[self.judge_version],
+            "judge_prompt": TWO_PASS_VERSION if two_pass else _PROMPTS[self.behaviour.judge.version],
             "judge_mode": "two_pass" if two_pass else "one_pass", **raw,
         }
         if "judge_error" in line:
@@ -87,8 +87,8 @@ class EpBenchJudging:
         s = score_question(len(gold), scores, len(raw["identified_items"]), self.policy, self.pr_convention)
         line.update(precision=s.precision, recall=s.recall, f1=s.f1)
         line.update(checks(question.text, rt or "", gold, scores, line["identified_items"],
-                           prediction["answer"], self.universe, self.grounding_version))
+                           prediction["answer"], self.universe, self.behaviour.grounding))
         if needs_order_call(line["get"], len(gold)):  # Chronological Awareness: the second call
             line.update(await judge_order(judge, question.text, gold, prediction["answer"],
-                                          line["identified_items"], self.order_judge_version))
+                                          line["identified_items"], self.behaviour.order))
         return line

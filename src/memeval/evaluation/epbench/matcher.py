@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..answer_text import find_dates, normalize, parse_date, tokens
+from .behaviour import EpBenchGrounding
 from .evidence import affirmed_text, ground_v2
 from .grounding import (
     FULL,
@@ -118,10 +119,10 @@ def _match_dates(question: str, gold: Sequence[str], text: str, declined: bool) 
     gold_keys = {g: parse_date(g) for g in gold}
     wanted = {d.key for d in gold_keys.values() if d is not None}
     keys: list[str] = []
-    for d in find_dates(text):
-        if (d.key in cue and d.key not in wanted) or d.key in keys:
+    for mention in find_dates(text):
+        if (mention.key in cue and mention.key not in wanted) or mention.key in keys:
             continue
-        keys.append(d.key)
+        keys.append(mention.key)
     scores = []
     for g in gold:
         d = gold_keys[g]
@@ -160,9 +161,11 @@ def zero_cue_claims(answer: str, question: str, universe: Universe | None = None
 
 
 def checks(question: str, retrieval_type: str, gold: list[str], scores: list[float],
-           identified: list[str], answer: str, universe: Universe, grounding_version: int = 2) -> dict[str, Any]:
-    """The grounded credit (under `grounding_version`, evidence.py) and the matcher's result for
-    one judged answer (model-free). Version 1 lines keep their first layout, key for key.
+           identified: list[str], answer: str, universe: Universe,
+           rules: EpBenchGrounding | int = 2) -> dict[str, Any]:
+    """The grounded credit (under grounding `rules`, behaviour.py; a bare version number is read
+    through its table) and the matcher's result for one judged answer (model-free). Version 1
+    lines keep their first layout, key for key.
 
     Version 3: the claims that count against precision are never fewer than the items of the
     asked kind the matcher finds in the answer. A local judge lists the claims it credits and
@@ -181,20 +184,22 @@ def checks(question: str, retrieval_type: str, gold: list[str], scores: list[flo
 
     Version 7: 6, and grounding's evidence is stricter (evidence.py): a place's short form must be
     a name of its own, and an event type's activity words count two in one clause."""
+    rules = EpBenchGrounding.of(rules)
     kind = KIND_BY_RETRIEVAL.get(retrieval_type)
-    if grounding_version >= 2:
-        g = ground_v2(answer, gold, scores, identified, kind, universe, question, grounding_version)
+    if rules.grounds_by_evidence:
+        g = ground_v2(answer, gold, scores, identified, kind, universe, question, rules)
     else:
         g = ground(answer, gold, scores, identified, kind, universe.values(kind), universe.generic_event_words,
                    question)
     det = match_answer(question, retrieval_type, gold, answer, universe)
     n_pred = g.n_pred
     beyond = 0
-    if grounding_version >= 3 and det is not None:
+    if rules.floors_claims_with_matcher and det is not None:
         beyond = max(0, len(det.identified_items) - g.n_pred)
         n_pred += beyond
-    unlisted = grounding_version >= 4 and not gold and n_pred == 0 and zero_cue_claims(
-        answer, question, universe if grounding_version >= 5 else None, any_text=grounding_version >= 6)
+    unlisted = rules.zero_cue_assertion_claims and not gold and n_pred == 0 and zero_cue_claims(
+        answer, question, universe if rules.zero_cue_book_values_claim else None,
+        any_text=rules.zero_cue_any_text_claims)
     if unlisted:
         beyond, n_pred = beyond + 1, n_pred + 1
     out = {
@@ -203,11 +208,11 @@ def checks(question: str, retrieval_type: str, gold: list[str], scores: list[flo
         "credited_absent_gold": g.credited_absent_gold, "left_to_judge": g.left_to_judge,
         "deterministic": det.record() if det else None,
     }
-    if grounding_version >= 2:
+    if rules.grounds_by_evidence:
         out["recredited_gold"] = g.recredited
-    if grounding_version >= 3:
+    if rules.floors_claims_with_matcher:
         out["claims_beyond_judge"] = beyond
-    if grounding_version >= 4:
+    if rules.zero_cue_assertion_claims:
         out["zero_cue_assertion"] = unlisted
     return out
 

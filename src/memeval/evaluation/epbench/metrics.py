@@ -4,14 +4,17 @@ Awareness, credit views and judge-matcher agreement (no model call, so rescoring
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from memeval.datasets.epbench import BUCKETS
 
 from ..agreement import agreement
 from ..stats import bootstrap_std
+from .behaviour import EpBenchGrounding
 from .matcher import checks
-from .order import ca_parts, chronological_awareness, needs_order_call
+from .order import Part, ca_parts, chronological_awareness, needs_order_call
 from .scoring import POLICIES, ItemScore, mean_defined, score_question
 from .universe import Universe, load_universe
 
@@ -32,7 +35,7 @@ class EpBenchMetrics:
     """judgments (+ predictions) -> metrics.json content, under a policy and a headline credit."""
 
     def __init__(self, policy: str, resamples: int, seed: int, credit: str, data_dir: str | None,
-                 book: int | None, grounding_version: int = 2, pr_convention: str | None = "defined_only"):
+                 book: int | None, grounding: EpBenchGrounding | int = 2, pr_convention: str | None = "defined_only"):
         self.policy = policy
         # None: a run configured before the setting (defined_only, and metrics.json names none)
         self.pr_convention = pr_convention
@@ -42,7 +45,7 @@ class EpBenchMetrics:
         self.credit = credit
         self.data_dir = data_dir
         self.book = book
-        self.grounding_version = grounding_version
+        self.grounding = EpBenchGrounding.of(grounding)
 
     @property
     def universe(self) -> Universe:
@@ -58,7 +61,7 @@ class EpBenchMetrics:
         f1 = [s.f1 for s in scores]
         p = [s.precision for s in scores]
         r = [s.recall for s in scores]
-        kw = {"resamples": self.resamples, "seed": self.seed}
+        kw: dict[str, Any] = {"resamples": self.resamples, "seed": self.seed}
         n = len(rows)
         return {
             "f1": sum(f1) / n if n else math.nan,
@@ -80,7 +83,7 @@ class EpBenchMetrics:
                 continue
             j.update(checks(p.get("question", ""), j.get("retrieval_type") or "", j["gold"],
                             j["matching_score"], j["identified_items"], p["answer"], self.universe,
-                            self.grounding_version))
+                            self.grounding))
             added += 1
         return added
 
@@ -114,9 +117,10 @@ class EpBenchMetrics:
         }
         get_all = [j for j in ok if j.get("get") == "all"]
         out["get_all"] = agg(get_all)
+        retrieval_types: set[Any] = {j.get("retrieval_type") for j in ok}
         out["by_retrieval_type"] = {
             t: agg([j for j in ok if j.get("retrieval_type") == t])
-            for t in sorted({j.get("retrieval_type") for j in ok})
+            for t in sorted(retrieval_types)
         }
         out["simple_recall"], out["simple_recall_std"] = self._simple_recall(get_all, credit)
         out["chronological_awareness"] = self._chronological(ok, credit)
@@ -135,13 +139,13 @@ class EpBenchMetrics:
                                      if j["matching_score_grounded"] != j["matching_score"]
                                      or j["unsupported_items"]),
         }
-        if self.grounding_version >= 2:
+        if self.grounding.grounds_by_evidence:
             out["grounding"]["recredited_gold"] = sum(len(j.get("recredited_gold", [])) for j in checked)
-        if self.grounding_version >= 3:
+        if self.grounding.floors_claims_with_matcher:
             out["grounding"]["claims_beyond_judge"] = sum(int(j.get("claims_beyond_judge", 0)) for j in checked)
             out["grounding"]["questions_with_claims_beyond_judge"] = sum(
                 1 for j in checked if j.get("claims_beyond_judge", 0))
-        if self.grounding_version >= 4:
+        if self.grounding.zero_cue_assertion_claims:
             out["grounding"]["zero_cue_assertions"] = sum(1 for j in checked if j.get("zero_cue_assertion"))
         answers = {p["question_id"]: p.get("answer", "") for p in predictions}
         # top level: the headline credit vs the matcher; the LLM judge's own (raw) agreement is the
@@ -149,7 +153,7 @@ class EpBenchMetrics:
         # credit is partly built from the matcher, so its agreement is never the judge's
         out["agreement"] = {"credit": credit,
                             **agreement(matched, lambda j: view(j, credit), answers),
-                            "other_credit": {c: agreement(matched, lambda j, c=c: view(j, c), answers,
+                            "other_credit": {c: agreement(matched, partial(view, credit=c), answers,
                                                           list_disagreements=False)
                                              for c in CREDITS if c != credit}}
         return out
@@ -215,9 +219,14 @@ class EpBenchMetrics:
         stats = chronological_awareness(parts)
         for key in ("latest", "order", "ca"):
             stats[f"{key}_std"] = bootstrap_std(
-                len(parts), lambda i, k=key: chronological_awareness(parts, i)[k], self.resamples, self.seed)
+                len(parts), partial(_ca_field, parts, key), self.resamples, self.seed)
         needed = [r for r in rows if needs_order_call(r.get("get"), len(r["gold"]))]
         stats["order_judge_failed_ids"] = [r["question_id"] for r in needed if "order_error" in r]
         stats["order_judge_missing_ids"] = [r["question_id"] for r in needed
                                             if "order_mapping" not in r and "order_error" not in r]
         return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in stats.items()}
+
+
+def _ca_field(parts: Sequence[Part], key: str, idx: Sequence[int]) -> float:
+    """One of Latest, Order and CA on a bootstrap resample of the lines' parts."""
+    return chronological_awareness(parts, idx)[key]

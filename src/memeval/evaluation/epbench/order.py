@@ -33,6 +33,8 @@ from scipy.stats import kendalltau
 from memeval.model_access.chat import ChatModel
 from memeval.model_access.errors import JsonOutputError
 
+from .behaviour import OrderJudge
+
 ORDER_PROMPT_VERSION = "epbench-order-v1"
 ORDER_PROMPTS = {1: ORDER_PROMPT_VERSION, 2: "epbench-order-v2"}
 ORDER_JUDGE_VERSIONS = tuple(ORDER_PROMPTS)
@@ -96,18 +98,18 @@ def needs_order_call(get: str | None, n_gold: int) -> bool:
 
 
 async def judge_order(judge: ChatModel, question: str, gold: list[str], answer: str,
-                      predicted: list[str], version: int = 1) -> dict[str, Any]:
+                      predicted: list[str], rules: OrderJudge | int = 1) -> dict[str, Any]:
     """The order judge's reply as judgments fields (or a recorded failure, never a silent score).
 
-    Nothing predicted needs no call: the mapping is empty. Version 2 reads neither `question`
-    nor `answer` (module docstring).
+    Nothing predicted needs no call: the mapping is empty. Order judge `rules` (behaviour.py; an
+    unknown version raises UnknownVersion naming the known ones): from version 2 the judge reads
+    neither `question` nor `answer` (module docstring).
     """
-    if version not in ORDER_PROMPTS:
-        raise ValueError(f"order judge version must be one of {ORDER_JUDGE_VERSIONS}, not {version!r}")
-    out: dict[str, Any] = {"order_prompt": ORDER_PROMPTS[version]}
+    rules = OrderJudge.of(rules)
+    out: dict[str, Any] = {"order_prompt": ORDER_PROMPTS[rules.version]}
     if not predicted:
         return {**out, "order_mapping": [], "order_explanation": "nothing claimed"}
-    messages = (order_messages(question, gold, answer, predicted) if version == 1
+    messages = (order_messages(question, gold, answer, predicted) if rules.order_judge_sees_answer
                 else order_messages_v2(gold, predicted))
     try:
         parsed, result = await judge.complete_json(messages, order_model(len(predicted)), max_tokens=600)

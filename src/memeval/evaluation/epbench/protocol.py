@@ -9,9 +9,11 @@ from typing import Any
 
 from memeval.datasets.types import Dataset, Question
 from memeval.model_access.chat import ChatModel
+from memeval.settings_history import Introduced
 
 from ..presentation import Presentation
 from ..protocol import Protocol
+from .behaviour import EpBenchBehaviour
 from .evidence import EPBENCH_GROUNDING_VERSIONS
 from .judge import JUDGE_VERSIONS
 from .judging import EpBenchJudging
@@ -30,12 +32,46 @@ JUDGE_MODES = ("one_pass", "two_pass")
 
 class EpBenchProtocol(Protocol):
     """Validates the configured settings and hands each step to the part that owns it."""
+    former_paths = ("evaluation.epbench.EpBenchProtocol",)  # before evaluation/ had family subpackages
 
     name = "epbench"
     version = "2"
     gold_strings_in_text = True  # the gold items are the book's names, places, dates and events
     side_by_side_policies = POLICIES  # lenient (EpBench's own tables) and harsh (the GSW paper's Table 2)
     current_grounding = max(EPBENCH_GROUNDING_VERSIONS)  # 7: short forms of places, activity words of events (evidence.py)
+    label_set = "memeval.evaluation.epbench.adapters:LABEL_SET"
+    judge_matrix_family = "memeval.evaluation.epbench.adapters:JUDGE_MATRIX"
+    # how shared display code words this benchmark (Protocol's phrase attributes, evaluation/phrases.py)
+    title = "EpBench"
+    agreement_check = "the deterministic matcher, gold item by gold item"
+    matrix_score = "item F1"
+    model_free_check = "EpBench's matcher"
+    efficiency_title = "Efficiency and cost (GSW paper Table 3 shape)"
+    pr_convention_notes = {
+        "authors": "0-cue P = R = F1, nothing claimed R = 0: comparable with the GSW paper's Table 2",
+        "defined_only": "averaged where defined: overall and 0-cue P / R not comparable with the GSW paper's Table 2"}
+    # settings added after runs were saved without them: what their absence meant (upgrade layer).
+    # Format 3: the order judge sees only the gold list and the judge's items; the P/R convention
+    # (None: defined_only, unnamed in metrics.json). No entry for judge version 3 or the experiment's
+    # policy: a saved config is resolved, so it holds the literal values it ran with.
+    settings_history = (
+        Introduced("judge_version", 1),
+        Introduced("grounding_version", 1),
+        Introduced("order_judge_version", 1, until_format=3),
+        Introduced("pr_convention", None, until_format=3),
+    )
+
+    @classmethod
+    def upgrade_description(cls, desc: dict[str, Any], run_format: int) -> dict[str, Any]:
+        """Format 0 left out judge version 1 and the grounding version (1: format 0 predates 2
+        and the key); formats 0-2 the order judge version (1)."""
+        out = dict(desc)
+        if run_format < 1:
+            out.setdefault("judge_version", 1)
+            out.setdefault("grounding_version", 1)
+        if run_format < 3:  # after the keys describe() writes before it
+            out.setdefault("order_judge_version", 1)
+        return out
 
     def __init__(self, policy: str = "lenient", resamples: int = 1000, seed: int = 0,
                  credit: str = "raw", judge_mode: str = "one_pass", data_dir: str | None = None,
@@ -75,9 +111,12 @@ class EpBenchProtocol(Protocol):
         self.policy = policy
         self.credit = credit
         self.judge_mode = judge_mode
-        self.judging = EpBenchJudging(policy, judge_mode, data_dir, book, judge_version, grounding_version,
-                                      pr_convention or "defined_only", order_judge_version)
-        self.scoring = EpBenchMetrics(policy, resamples, seed, credit, data_dir, book, grounding_version,
+        # the configured versions as named behaviours, read by judging and metrics (behaviour.py)
+        self.behaviour = EpBenchBehaviour.from_versions(judge=judge_version, grounding=grounding_version,
+                                                        order_judge=order_judge_version)
+        self.judging = EpBenchJudging(policy, judge_mode, data_dir, book, self.behaviour,
+                                      pr_convention or "defined_only")
+        self.scoring = EpBenchMetrics(policy, resamples, seed, credit, data_dir, book, self.behaviour.grounding,
                                       pr_convention)
 
     def describe(self) -> dict[str, Any]:

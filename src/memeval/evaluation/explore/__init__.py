@@ -8,7 +8,7 @@ by side). URLs name methods (`a=embedding_rag`), a picker chooses the methods sh
 the question table's columns that fit the window), runs that failed a health check are marked and
 can be hidden, each page explains its marks, and every ± is the report's bootstrap std. No server and no CDN:
 the charting library is bundled into the output, so the site opens from file:// as it is.
-`memeval explore RUN_DIR... --out DIR` (cli/explore.py) or `python -m memeval.evaluation.explore`.
+`memeval explore RUN_DIR... --out DIR` (cli/explore.py).
 """
 
 from .site import ExploreError, build_site

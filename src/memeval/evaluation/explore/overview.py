@@ -81,7 +81,7 @@ def interval_note(runs: list[Run]) -> str:
 
 def failed(health: dict[str, Any] | None) -> bool:
     """The run failed a health check (health.json's status); no health.json is not a failure."""
-    return bool(health) and health.get("status") == "fail"
+    return health is not None and health.get("status") == "fail"
 
 
 def run_summary(run: Run, p: Presentation, groups: list[str], labels: list[str],

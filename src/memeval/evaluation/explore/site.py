@@ -69,7 +69,8 @@ def vega_bundle() -> str:
     vl = ".".join(alt.SCHEMA_VERSION.split(".")[:2])  # the Vega-Lite altair writes its specs for
     head = (f"/* vega {vlc.get_vega_version()}, vega-lite {vl}, vega-embed {vlc.get_vega_embed_version()} "
             "(BSD-3-Clause, the Vega project), bundled by vl-convert-python */\n")
-    return head + vlc.javascript_bundle(vl_version=vl)
+    # the stub makes `snippet` required, the function does not (its default snippet sets window.vegaEmbed)
+    return head + vlc.javascript_bundle(vl_version=vl)  # type: ignore[call-arg]
 
 
 def _asset(name: str) -> str:
@@ -95,7 +96,8 @@ def _dataset(name: str, runs: list[Run], links_from: Path, judge_matrix: Path | 
     attrs = question_attributes(runs, [a for a in (p.group_field, runs[0].meta.get("strata_key")) if a])
     order = list(dict.fromkeys(q["question_id"] for r in runs for q in r.predictions))
     preds = [{x["question_id"]: x for x in r.predictions} for r in runs]
-    rows, chunks = [], {}
+    rows: list[list[Any]] = []
+    chunks: dict[str, dict[str, Any]] = {}
     for i, qid in enumerate(order):
         q = question_record(qid, [pr.get(qid) for pr in preds], attrs)
         cells = [v[qid][0] if qid in v else None for v in views]

@@ -150,7 +150,8 @@ def context_support_check(predictions: list[dict[str, Any]], dataset: Any, label
         if bad:  # every sentence, «quoted», so the explorer can mark each in the context
             found[str(p.get("question_id"))] = f"{len(bad)} of {judged} sentences unsupported: " + "; ".join(
                 f"«{' '.join(t.split())[:200]}» ({', '.join(i[:5])})" for t, i in bad)
-            examples.update({_example(t, i) for t, i in bad})
+            # once per context, in context order: ties in most_common then read the same in every process
+            examples.update(dict.fromkeys(_example(t, i) for t, i in bad).keys())
     if not shares:
         return not_measured(NAME, "context", th, "no context sentence with content to compare")
     mean = round(sum(shares) / len(shares), 4)

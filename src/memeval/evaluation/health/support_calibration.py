@@ -1,6 +1,6 @@
 """The support scorer against hand labels (evaluation/judge_meta/support_labels.jsonl): precision
 and recall of "unsupported" and accuracy, at each claim threshold tried, so the threshold in
-conf/health/default.yaml is read from figures (scripts/support_calibration.py prints them).
+conf/health/default.yaml is read from figures (`memeval audit support-calibration` prints them).
 
 Each label names its claim's corpus and source units (null: the whole corpus); the claim is
 scored as the checks score it (its frame cut, support_text against those units).

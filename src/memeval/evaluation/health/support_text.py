@@ -78,7 +78,7 @@ class Content:
 @lru_cache(maxsize=100_000)
 def content(text: str) -> Content:
     """The claim's content items (dates and times read first, then cut out of the words)."""
-    intervals, _ = periods(text, version=5)
+    intervals, _ = periods(text, rules=5)
     spans = [d.span for d in find_dates(text)]
     times = set()
     for m in _TIME.finditer(text):

@@ -18,12 +18,47 @@ with the CORRECT/WRONG verdict schema the LoCoMo judge uses.
 
 from __future__ import annotations
 
-CRITERIA = {
-    "strict": "the project's strict grounded credit (the run's judge, then its protocol's current grounding version)",
-    "per_type": "one rule per question type, in the manner of LongMemEval's evaluation",
-    "generous": "a topic match: the reply is on the right subject, in the manner of vendor harnesses",
-    "model_free": "no model: EpBench's matcher, the conversations' grounding check",
-}
+from collections.abc import Iterator, Mapping
+
+from ..phrases import declared
+
+
+def _per_type() -> str:
+    manners = list(dict.fromkeys(manner for _, manner in declared("per_type_manner")))
+    return "one rule per question type" + (f", in the manner of {' and '.join(manners)}" if manners else "")
+
+
+def _model_free() -> str:
+    checks = list(dict.fromkeys(check for _, check in declared("model_free_check")))
+    return "no model" + (f": {', '.join(checks)}" if checks else "")
+
+
+class _Criteria(Mapping[str, str]):
+    """criterion -> what it is (written into judge_matrix.json). The names are fixed; the
+    per-type and model-free descriptions name the benchmarks whose rules and checks they use,
+    as the installed protocols declare them (evaluation/phrases.py), read when asked."""
+
+    _FIXED = {
+        "strict": "the project's strict grounded credit (the run's judge, then its protocol's current grounding version)",
+        "per_type": None,
+        "generous": "a topic match: the reply is on the right subject, in the manner of vendor harnesses",
+        "model_free": None,
+    }
+
+    def __getitem__(self, key: str) -> str:
+        fixed = self._FIXED[key]
+        if fixed is not None:
+            return fixed
+        return _per_type() if key == "per_type" else _model_free()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._FIXED)
+
+    def __len__(self) -> int:
+        return len(self._FIXED)
+
+
+CRITERIA: Mapping[str, str] = _Criteria()
 LLM_CRITERIA = ("per_type", "generous")
 PROMPT_VERSION = "judge-matrix-v1"
 QUESTION_TYPES = ("default", "temporal", "update", "preference", "abstention", "list", "account")

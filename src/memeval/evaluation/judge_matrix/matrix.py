@@ -25,13 +25,13 @@ from omegaconf import DictConfig
 from memeval.datasets.types import Dataset, Question
 from memeval.model_access.errors import JsonOutputError, ModelCallError
 
-from ..conversations.locomo import Verdict
+from ..adapters import JudgeMatrixFamily, judge_matrix_family
 from ..protocol import Protocol
 from ..runs.folder import RunFolder
 from ..runs.health_file import NOT_CHECKED, mark_of, read_health
 from ..runs.upgrade import read_config, read_meta
+from ..verdict import Verdict
 from .criteria import CRITERIA, LLM_CRITERIA, PROMPT_VERSION, messages
-from .families import Family, family_of
 
 FORMAT = 3  # 2: each run's answering model, health and strict grounding version; 3: headline questions only
 
@@ -44,7 +44,7 @@ class RunInput:
     label: str
     dataset: Dataset
     protocol: Protocol  # the strict criterion's: the current grounding version, grounded credit
-    family: Family
+    family: JudgeMatrixFamily
     predictions: list[dict[str, Any]]
     questions: dict[str, Question] = field(default_factory=dict)
     answer_model: str = "–"
@@ -77,7 +77,7 @@ def load_run(path: Path, data_dir: str | None = None) -> RunInput:
     if missing:
         raise ValueError(f"{path}: {len(missing)} answered questions are not in the dataset (first: {missing[0]})")
     meta = read_meta(path)
-    return RunInput(path, str(meta.get("method") or path.name), dataset, protocol, family_of(protocol), predictions,
+    return RunInput(path, str(meta.get("method") or path.name), dataset, protocol, judge_matrix_family(protocol), predictions,
                     {p["question_id"]: by_id[p["question_id"]] for p in predictions},
                     str(meta.get("answer_model") or "–"), mark_of(read_health(path)))
 

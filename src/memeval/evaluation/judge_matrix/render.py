@@ -7,6 +7,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from ..phrases import declared
 from ..protocol import fmt
 
 
@@ -30,10 +31,11 @@ def sample(matrix: dict[str, Any]) -> str:
 
 def scope_note(matrix: dict[str, Any]) -> str:
     """Which questions a score averages, as the matrix's format recorded it."""
+    scores = [f"{name}: {score}" for name, score in declared("matrix_score")]
     if _headline_only(matrix):
-        return ("the questions the protocol's headline counts (LoCoMo: categories 1-4, the adversarial "
-                "ones apart; EpBench: item F1)")
-    return "the shared questions (adversarial and unanswerable ones included; EpBench: item F1)"
+        counted = [f"{name}: {which}" for name, which in declared("matrix_headline")]
+        return f"the questions the protocol's headline counts ({'; '.join([*counted, *scores])})"
+    return f"the shared questions ({'; '.join(['adversarial and unanswerable ones included', *scores])})"
 
 
 def cell(matrix: dict[str, Any], run: dict[str, Any], criterion: str) -> str:

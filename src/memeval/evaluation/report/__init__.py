@@ -1,7 +1,7 @@
 """The comparison report: paper-shaped tables, paired differences and figures from run folders.
 
 Reads run folders only (never a model, never the config tree), so it can be run anywhere the
-folders are: `python -m memeval.evaluation.report RUN_DIR... [--reference RUN_DIR] [--out DIR]`.
+folders are: `memeval report RUN_DIR... [--reference RUN_DIR] [--out DIR]`.
 """
 
 from .build import ReportError, build_report

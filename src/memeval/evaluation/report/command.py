@@ -1,4 +1,4 @@
-"""python -m memeval.evaluation.report (memeval report) RUN_DIR [RUN_DIR ...] [--reference RUN_DIR] [--out DIR]
+"""memeval report RUN_DIR [RUN_DIR ...] [--reference RUN_DIR] [--out DIR]
 
 Writes DIR/report.md, DIR/report.html (self-contained) and DIR/figures/*.png from run folders:
 EpBench F1 by cue bucket (GSW Table 2 shape) with P/R, Simple Recall and Chronological
@@ -17,7 +17,7 @@ from .build import ReportError, build_report
 from .prices import DEFAULT_CHAT, DEFAULT_EMBEDDER, DEFAULT_TABLE, load_reference
 
 
-def main(argv: list[str] | None = None, prog: str = "python -m memeval.evaluation.report") -> int:
+def main(argv: list[str] | None = None, prog: str = "memeval report") -> int:
     ap = argparse.ArgumentParser(prog=prog, description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="+", type=Path, help="scored run folders (runs/<dataset>/<method>-<hash>)")

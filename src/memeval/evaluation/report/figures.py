@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -93,9 +94,10 @@ def by_group(runs: list[Run], p: Presentation, path: Path) -> Path:
         cells = [_cell(r, p, g) for g in groups]
         vals = [(c or {}).get(metric) for c in cells]
         errs = [(c or {}).get(f"{metric}_std") for c in cells]
+        failed_style: dict[str, Any] = {"hatch": "//", "alpha": 0.45} if r.failed else {}
         ax.bar(x + (i - (len(runs) - 1) / 2) * width, [v if v is not None else np.nan for v in vals], width,
                yerr=[e if e is not None else 0 for e in errs], capsize=2, label=_legend_label(r),
-               **({"hatch": "//", "alpha": 0.45} if r.failed else {}))
+               **failed_style)
     ax.set_xticks(x, ["\n".join(textwrap.wrap(t, 14)) for t in ticks], fontsize=8)
     ax.set_xlabel(what + (f"\n{WEIGHTED_NOTE.format(what=what)}" if weighted else ""))
     ax.set_ylabel(f"{name} (± bootstrap std)")
@@ -117,9 +119,9 @@ def frontier(runs: list[Run], p: Presentation, path: Path) -> Path:
         x, y = r.mean_context_tokens, cell.get(metric)
         if x is None or y is None:
             continue
+        hollow: dict[str, Any] = {"markerfacecolor": "none"} if r.failed else {}
         ax.errorbar([x], [y], yerr=[cell.get(f"{metric}_std") or 0], fmt=MARKERS[i % len(MARKERS)],
-                    capsize=3, markersize=7, label=_legend_label(r),
-                    **({"markerfacecolor": "none"} if r.failed else {}))
+                    capsize=3, markersize=7, label=_legend_label(r), **hollow)
     xs = [r.mean_context_tokens for r in runs if r.mean_context_tokens]
     log = bool(xs) and max(xs) / min(xs) > 20 and all(r.mean_context_tokens for r in runs)
     if log:

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..phrases import protocol_of, title
 from ..protocol import fmt
 from ..runs.scored import Run
 from ..stats import paired_difference
@@ -108,7 +109,8 @@ def published_table(runs: list[Run]) -> Table | None:
     means: dict[str, list[float]] = {"published verdicts": [], "verdict AND grounding": [], "grounding alone": []}
     for r in rows_in:
         imp = imported(r) or {}
-        judge = imp.get("judge") if isinstance(imp.get("judge"), dict) else {}
+        raw_judge = imp.get("judge")
+        judge = raw_judge if isinstance(raw_judge, dict) else {}
         raw = credit_scores(r, "correct")
         for key, scores in zip(means, (raw, r.headline_scores, credit_scores(r, "grounded")), strict=True):
             means[key].append(float(np.mean(list(scores.values()))) if scores else math.nan)
@@ -118,16 +120,19 @@ def published_table(runs: list[Run]) -> Table | None:
                      interval(r.headline_scores, r.clusters), audit_clean(r),
                      interval(credit_scores(r, "grounded"), r.clusters),
                      paired_cell(r, baselines(r, rows_in)), r.health_cell])
+    cls = protocol_of(rows_in[0].meta) if rows_in else None
+    counted = f" ({title(cls)} {cls.headline_phrase})" if cls and cls.headline_phrase else ""
+    data = f"{title(cls)}'s" if cls else "the data's"
     notes = [
         "Published score: as its source computed it (its answerer, prompt, judge and aggregation, e.g. the mean of "
         "three generous gpt-4o-mini judge runs); the sources differ in all four, so this column does not compare "
         "across rows.",
         "Published verdicts (majority): the same verdicts, one per question (the majority of its judge runs), over "
-        "the questions the headline counts (LoCoMo categories 1-4).",
+        f"the questions the headline counts{counted}.",
         "Re-scored: CORRECT only when the source's judge accepted the answer AND the model-free grounding check finds "
         "the gold's key content in it; grounding alone: the check without any judge, the one rule applied to every "
         "row alike. [95%] = percentile interval of a bootstrap over whole conversations (10 clusters).",
-        "Audit-clean: the re-scored headline on the questions no published audit of LoCoMo's gold flags.",
+        f"Audit-clean: the re-scored headline on the questions no published audit of {data} gold flags.",
         "Paired: per-question difference from the full-context run answered by the same model (a dated snapshot "
         "suffix aside: the only rows where the answerer is held fixed), resampled by conversation; * = the interval "
         "excludes 0. The answer prompts still differ unless the names say otherwise (cot: a chain of thought; memos: "

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..phrases import protocol_of, title
 from ..protocol import NO_REFERENCE, cap_holds_corpus_text
 
 DIFFERS = "**DIFFERS: these numbers do not compare**"
@@ -57,17 +58,19 @@ def index_model_line(runs: list[Any]) -> list[str]:
 
 
 def pr_convention_line(runs: list[Any]) -> list[str]:
-    """EpBench's P/R convention (metrics.json `pr_convention`, written by runs that name it)."""
+    """The P/R convention (metrics.json `pr_convention`, written by the runs of a protocol that
+    names it), with what its protocol says it compares with (`pr_convention_notes`)."""
     values = [r.metrics.get("pr_convention") for r in runs]
     if not any(values):
         return []
     shown = [str(v or "defined_only (not recorded)") for v in values]
-    line = _shared("EpBench P / R convention", shown)
-    if set(values) == {"authors"}:
-        line += " (0-cue P = R = F1, nothing claimed R = 0: comparable with the GSW paper's Table 2)"
-    elif "authors" not in values:
-        line += " (averaged where defined: overall and 0-cue P / R not comparable with the GSW paper's Table 2)"
-    return [line]
+    cls = next((c for r in runs if r.metrics.get("pr_convention") and (c := protocol_of(r.meta))), None)
+    line = _shared(f"{title(cls)} P / R convention" if cls else "P / R convention", shown)
+    notes = cls.pr_convention_notes if cls else {}
+    # every run under the authors' convention, or none of them (a mix is flagged as differing)
+    note = notes.get("authors") if set(values) == {"authors"} else \
+        notes.get("defined_only") if "authors" not in values else None
+    return [f"{line} ({note})" if note else line]
 
 
 def cap_line(runs: list[Any]) -> list[str]:

@@ -64,7 +64,7 @@ def weighted_table(runs: list[Run]) -> Table | None:
 def with_resampling_note(tables: list[Table], runs: list[Run]) -> list[Table]:
     """The declared tables, each with a line saying what its ± resampled where that is not
     plain questions or the protocol notes a limit (LoCoMo: one conversation understates it)."""
-    seen = {}
+    seen: dict[str, None] = {}
     for r in runs:
         st = r.metrics.get("statistics") or {}
         unit = st.get("resampling_unit", "question")

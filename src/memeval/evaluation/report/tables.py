@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..agreement import judge_block
+from ..phrases import protocol_of
 from ..presentation import Column, Presentation, ReportTable
-from ..protocol import fmt
+from ..protocol import Protocol, fmt
 from ..runs.paired import paired_differences, paired_notes
 from ..runs.rules import rule_summary
 from ..runs.scored import PROVENANCE, ReportError, Run, incomparable
@@ -81,11 +82,11 @@ def chronological(metrics: dict[str, Any], key: str = "chronological_awareness")
     if v is None:
         return "n/a"
     if isinstance(v, dict):
-        key = next((k for k in ("ca", "score", "value") if k in v), None)
-        if key is None or v[key] is None:
+        field = next((k for k in ("ca", "score", "value") if k in v), None)
+        if field is None or v[field] is None:
             return "n/a"
-        std = v.get(f"{key}_std", v.get("std"))
-        cell = f"{fmt(v[key])} ± {fmt(std)}" if std is not None else fmt(v[key])
+        std = v.get(f"{field}_std", v.get("std"))
+        cell = f"{fmt(v[field])} ± {fmt(std)}" if std is not None else fmt(v[field])
         if "latest" in v or "order" in v:
             cell += f" (latest {fmt(v.get('latest'))} / order {fmt(v.get('order'))}"
             if "order_uncredited" in v and fmt(v["order_uncredited"]) != fmt(v.get("order")):
@@ -252,7 +253,8 @@ def table3(runs: list[Run], reference: Reference | None = None) -> Table:
     if unpriced:
         notes.append(f"Unpriced models (counted as 0 USD paid): {', '.join(unpriced)}.")
     notes.append(HEALTH_NOTE)
-    return Table("Efficiency and cost (GSW paper Table 3 shape)", provenance(runs), head, rows, notes)
+    cls = protocol_of(runs[0].meta) if runs else None
+    return Table((cls or Protocol).efficiency_title, provenance(runs), head, rows, notes)
 
 
 def overall_table(runs: list[Run]) -> Table:

@@ -110,7 +110,7 @@ def score_blocks(protocol: Protocol, judgments: list[dict[str, Any]], prediction
                 **({"repeats": note} if repeats else {})}
     if audit is not None:
         out["gold_audit"] = gold_audit_block(scores, audit, metric)
-    if subset:
+    if subset and population is not None:
         key = population["key"]
         strata = {p["question_id"]: str(p.get(key)) for p in predictions}
         out["stratified"] = stratified_block(scores, strata, population, metric)

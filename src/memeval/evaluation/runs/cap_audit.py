@@ -1,7 +1,7 @@
 """The cap audit's run-level summary (metrics.json, the table header), from predictions alone.
 
 The harness records each context's audit while answering (harness/provenance.py); the score
-stage, run by the runner and by `python -m evaluation.rescore` alike, summarises it here.
+stage, run by the runner and by `memeval rescore` alike, summarises it here.
 """
 
 from __future__ import annotations

@@ -18,11 +18,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from omegaconf import OmegaConf
 
 from .folder import read_jsonl_file
+from .records import checked
 from .upgrade import read_config, saved_dataset
 
 PREDICTIONS = "predictions.jsonl"
@@ -112,7 +113,7 @@ def drawn_ids(run: Path, dataset: Any = None) -> frozenset[str] | None:
         n_index = sub.get("index_units")
         if n_index is not None:  # idempotent: the score stage hands in the data already cut
             data = first_units(data, int(n_index))
-        chosen, _, _ = draw(data, sub)
+        chosen, _, _ = draw(data, cast("dict[str, Any]", sub))  # a config's keys are strings
     except (ValueError, KeyError):
         return None
     return frozenset(q.id for q in chosen)
@@ -133,6 +134,8 @@ def completeness(run: Path, dataset: Any = None, predictions: list[dict[str, Any
     predicted = _ids(predictions if predictions is not None else read_jsonl_file(run / PREDICTIONS))
     judged = _ids(judgments if judgments is not None else read_jsonl_file(run / JUDGMENTS))
     meta = json.loads((run / "meta.json").read_text(encoding="utf-8")) if (run / "meta.json").exists() else {}
+    if meta:  # a malformed meta.json says so here, not as a wrong count (records.py)
+        checked("meta.json", meta, str(run / "meta.json"))
     listed = meta.get("question_ids")
     if isinstance(listed, list):
         ids = frozenset(map(str, listed))

@@ -4,6 +4,10 @@ A bundled run folder may hold a large JSONL artifact packed (`predictions.jsonl.
 run's 200 contexts repeat one 50 kB book, 10.5 MB as text, 37 kB packed); `read_jsonl` and
 `has` read a packed file as its plain name, so no reader needs to know. Packed files are
 read-only: a run being written never packs.
+
+The typed records (predictions and judgments lines, meta.json, metrics.json: records.py) are
+checked here, where every reader and writer passes: a malformed one is a RecordError naming the
+file, line and field, and a written one goes through its model (the same bytes).
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
+
+from .records import as_written, checked, checked_rows, record_for
 
 log = logging.getLogger("memeval")
 _SECRET = re.compile(r"(api_?key|secret|token|password|authorization)$", re.IGNORECASE)
@@ -74,12 +80,24 @@ def read_jsonl_file(path: Path) -> list[dict[str, Any]]:
     """Rows of a JSONL file. A torn last line (a write cut short by a kill or power loss) is
     reported, cut off the file and dropped, and the warning says what redoes it (`redone_by`); a bad line
     anywhere else is corruption and raises, naming the file and line. A packed copy
-    (`NAME.xz`, a bundle's) is read as the file itself; it is never repaired."""
+    (`NAME.xz`, a bundle's) is read as the file itself; it is never repaired. A typed record's
+    rows (predictions, judgments: records.py) are checked, a malformed one naming its line."""
     source = artifact(path)
     if not source.exists():
         return []
     if source != path:
-        return [json.loads(line) for line in lzma.decompress(source.read_bytes()).split(b"\n") if line.strip()]
+        rows = [json.loads(line) for line in lzma.decompress(source.read_bytes()).split(b"\n") if line.strip()]
+        return _checked(path, rows)
+    return _checked(path, _read_plain(path))
+
+
+def _checked(path: Path, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows, each checked when the file is a typed record (records.py); as read."""
+    return checked_rows(path.name, rows, path) if record_for(path.name) is not None else rows
+
+
+def _read_plain(path: Path) -> list[dict[str, Any]]:
+    """A plain file's rows, its torn last line cut off (see read_jsonl_file)."""
     lines = path.read_bytes().split(b"\n")
     tail = lines.pop()  # b"" when the file ends with a newline, as every complete write does
     rows: list[dict[str, Any]] = []
@@ -131,10 +149,15 @@ class RunFolder:
         return self.root / name
 
     def write_json(self, name: str, obj: Any) -> Path:
+        if record_for(name) is not None:
+            obj = as_written(name, obj, str(self.root / name))
         return _atomic_write(self.root / name, json_text(obj))
 
     def read_json(self, name: str) -> Any:
-        return json.loads((self.root / name).read_text(encoding="utf-8"))
+        obj = json.loads((self.root / name).read_text(encoding="utf-8"))
+        if record_for(name) is not None:
+            checked(name, obj, str(self.root / name))
+        return obj
 
     def write_text(self, name: str, text: str) -> Path:
         return _atomic_write(self.root / name, text)
@@ -151,6 +174,8 @@ class RunFolder:
         return read_jsonl_file(self.root / name)
 
     def write_jsonl(self, name: str, rows: Iterable[dict[str, Any]]) -> Path:
+        if record_for(name) is not None:
+            rows = [as_written(name, r, _new_line(self.root / name, r)) for r in rows]
         return _atomic_write(self.root / name,
                              "".join(json.dumps(r, ensure_ascii=False, default=_num) + "\n" for r in rows))
 
@@ -167,6 +192,8 @@ class JsonlAppender:
 
     def add(self, row: dict[str, Any]) -> None:
         assert self._fd is not None, "appender is closed"
+        if record_for(self.path.name) is not None:
+            row = as_written(self.path.name, row, _new_line(self.path, row))
         data = (json.dumps(row, ensure_ascii=False, default=_num) + "\n").encode("utf-8")
         written = os.write(self._fd, data)
         while written < len(data):  # regular files take the whole buffer; this is belt and braces
@@ -176,6 +203,12 @@ class JsonlAppender:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def _new_line(path: Path, row: Any) -> str:
+    """Where a line about to be written goes, for its error message."""
+    qid = row.get("question_id") if isinstance(row, dict) else None
+    return f"{path}: the line for question {qid!r}" if qid is not None else f"{path}: a new line"
 
 
 def _finite(obj: Any) -> Any:

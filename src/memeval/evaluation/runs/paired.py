@@ -33,12 +33,12 @@ def paired_differences(runs: list[Run], reference: Run,
     block = reference.metrics.get("stratified") or {}
     strata = ({p["question_id"]: str(p.get(block["key"])) for p in reference.predictions}
               if block.get("weights") else None)  # a stratified subset: its difference is weighted too
-    out = []
+    out: list[tuple[Run, dict[str, Any]]] = []
     for r in runs:
         if r.path.resolve() == reference.path.resolve():
             continue
         mine = scores(r)
-        d = paired_difference(mine, ref, clusters=clusters)
+        d: dict[str, Any] = paired_difference(mine, ref, clusters=clusters)
         d["mde"] = _mde(d["diff_std"])
         if strata is not None:
             d["weighted"] = _weighted(mine, ref, strata, block)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from .paired import paired_differences
@@ -52,7 +53,7 @@ def by_rule(runs: list[Run], reference: Run, starred: Starred) -> dict[str, dict
     """{run label: {rule: its difference}} for every run but the reference, under every rule."""
     out: dict[str, dict[str, RuleDifference]] = {}
     for rule in rules_of(reference):
-        for r, d in paired_differences(runs, reference, scores=lambda run, rule=rule: rule_scores(run, rule)):
+        for r, d in paired_differences(runs, reference, scores=partial(rule_scores, policy=rule)):
             significant = d["ci95_low"] > 0 or d["ci95_high"] < 0
             out.setdefault(r.label, {})[rule] = RuleDifference(
                 rule, d["diff"], d["ci95_low"], d["ci95_high"], d["n"], significant,

@@ -1,4 +1,4 @@
-"""Scored run folders as the report and `python -m evaluation.compare` read them, and which runs
+"""Scored run folders as the report and `memeval compare` read them, and which runs
 may be compared question by question."""
 
 from __future__ import annotations

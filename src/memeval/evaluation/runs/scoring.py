@@ -1,6 +1,6 @@
 """The score stage: metrics.json, the results table and meta, from artifacts alone.
 
-Shared by the pipeline and `python -m evaluation.rescore`, so both produce identical files.
+Shared by the pipeline and `memeval rescore`, so both produce identical files.
 A run folder's config.yaml is saved resolved (RunFolder.write_config), so loading its protocol
 needs no resolver; an older folder is read through the upgrade module. The stage writes its own
 artifacts (metrics.json, diagnostics.jsonl, results.md) and never rewrites another stage's.

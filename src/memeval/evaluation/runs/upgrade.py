@@ -1,30 +1,34 @@
-"""Saved runs, read as today's code reads them: the one place that knows what older runs meant.
+"""Saved runs, read as today's code reads them: the one place that reads what older runs meant.
 
 The inspect_ai way: a run folder is never rewritten; it is migrated on read. Two formats are
 stamped (absent = 0, every folder made before this module):
 - `run_format` in config.yaml: what a config means. Code defaults now equal the shipped
-  defaults, so a format-0 config that lacks a key gets the value that key's absence meant when
-  the run was made (`INTRODUCED`), before anything is instantiated from it; a key added after
-  the last format change fills a config of any format that lacks it (`until_format` None).
+  defaults, so a config that lacks a key its method's or protocol's class gained later gets the
+  value that key's absence meant when the run was made, before anything is instantiated from
+  it. Each class declares its own history (`settings_history`, memeval/settings_history.py:
+  the key, what its absence meant, and from which format on every config has it, or None: a key
+  added after the last format change fills a config of any format that lacks it); this module
+  names no method or dataset, and a third party's class is read the same way.
 - `run_format` in meta.json: how the artifacts are laid out. Format 0 kept per-question
   diagnostics inside judgments.jsonl and wrote no `presentation` block into metrics.json;
-  format-0 protocol descriptions left out the judge version. Formats 0 and 1 recorded no
-  dataset facts in meta.json (`population`, `gold_audit`: datasets/facts.py) and wrote no
-  `statistics`, `gold_audit` or `stratified` block (evaluation/runs/blocks.py): their facts are
-  read from the benchmark data (`recorded_facts`) and the blocks computed from their artifacts
-  with the score stage's own functions; their `statistics` says their intervals resampled
-  questions, which is what every score stage before format 2 did.
-Format 3 changed what a config means only (issue 26: GSW's conversation frame, session dates,
-space-time inheritance, kind checks and summary budget; EpBench's order judge version and P/R
-convention; LoCoMo's answer prompt version: a config below 3 without those keys means the
-behaviour before them, e.g. the order judge that saw the answer); its artifacts are laid out as
-format 2's.
+  format-0 protocol descriptions left out keys the protocol's class fills back
+  (`Protocol.upgrade_description`, found by the description's protocol name through the plugin
+  registry). Formats 0 and 1 recorded no dataset facts in meta.json (`population`,
+  `gold_audit`: datasets/facts.py) and wrote no `statistics`, `gold_audit` or `stratified` block
+  (evaluation/runs/blocks.py): their facts are read from the benchmark data (`recorded_facts`)
+  and the blocks computed from their artifacts with the score stage's own functions; their
+  `statistics` says their intervals resampled questions, which is what every score stage
+  before format 2 did.
+Format 3 changed what a config means only (issue 26: a method's and two protocols' new
+defaults; a config below 3 without those keys means the behaviour before them); its artifacts
+are laid out as format 2's.
 A newer format than this code knows is refused (`FormatError`), never guessed at.
 
 Folder names and index folders hash the config as it is written (`identity_view`): a few keys
 joined the identity after runs were named without them, and at the value they had then they
-still hash as absent (`HASHED_AS_ABSENT`), and a moved class hashes under its first path
-(`MOVED`). So saved runs keep their folder names, index folders and cache keys.
+still hash as absent (the run identity's `SUBSET_AS_ABSENT` and `RUN_KEYS_AS_ABSENT`; a method's
+index parameters by its class's `settings_history`), and a moved class hashes under its first
+path (`MOVED`). So saved runs keep their folder names, index folders and cache keys.
 """
 
 from __future__ import annotations
@@ -34,136 +38,36 @@ import functools
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from memeval import plugins
 from memeval.model_access.errors import ConfigError
+from memeval.settings_history import Record, hashed_as_absent, introduced
 
-from ..conversations.locomo import CATEGORY_5_BY_JUDGE, JUDGE_PROMPTS
 from .health_file import load_thresholds
 
-RUN_FORMAT = 3  # 3: GSW's issue-26 settings (INTRODUCED until_format=3); artifacts laid out as in 2
+RUN_FORMAT = 3  # 3: issue 26's settings (Introduced until_format=3); artifacts laid out as in 2
 
-# The framework's packages were top-level (`methods.gsw.method.GSW`) until issue 60 moved them under
-# one namespace (`memeval.methods.gsw.method.GSW`): a saved config's class paths are read with the
+# The framework's packages were top-level (`methods.<module>.<Class>`) until issue 60 moved them under
+# one namespace (`memeval.methods.<module>.<Class>`): a saved config's class paths are read with the
 # namespace added, and run and index identities hash every class under its first path, so no
 # folder name or cache key changed with the move.
 NAMESPACE = "memeval."
 TOP_LEVEL_BEFORE = ("model_access.", "harness.", "methods.", "datasets.", "evaluation.", "cli.")
 
-EPBENCH = "memeval.evaluation.epbench.protocol.EpBenchProtocol"
-LOCOMO = "memeval.evaluation.conversations.locomo.LoCoMoProtocol"
-LONGMEMEVAL = "memeval.evaluation.conversations.longmemeval.LongMemEvalProtocol"
-CUSTOM = "memeval.evaluation.custom.CustomProtocol"
-GSW = "memeval.methods.gsw.method.GSW"
-SEEM = "memeval.methods.seem.method.SEEM"
-GRAPHRAG = "memeval.methods.external.graphrag.GraphRAGMethod"
-GRAPHITI = "memeval.methods.external.graphiti.GraphitiMethod"
-COGNEE = "memeval.methods.external.cognee.CogneeMethod"
+# the config nodes whose class declares a settings history: the method and the protocol
+HISTORY_NODES = ("method", "dataset.protocol")
 
-# class paths saved in configs before evaluation/ had family subpackages -> the next path (both
-# before the namespace)
-MOVED = {
-    "evaluation.epbench.EpBenchProtocol": "evaluation.epbench.protocol.EpBenchProtocol",
-    "evaluation.locomo.LoCoMoProtocol": "evaluation.conversations.locomo.LoCoMoProtocol",
-    "evaluation.longmemeval.LongMemEvalProtocol": "evaluation.conversations.longmemeval.LongMemEvalProtocol",
-}
-_FIRST_PATH = {new: old for old, new in MOVED.items()}
-
-_LOCOMO_JUDGE_VERSIONS = {prompt: version for version, prompt in JUDGE_PROMPTS.items()}
+# (key, value): keys of the run identity's subset node that hash as absent at this value (runs
+# were named before the key joined the identity)
+SUBSET_AS_ABSENT = (("name", None), ("within_units", None), ("index_units", None), ("extra", None))
 
 
 class FormatError(ValueError):
     """A run folder written by a newer version of this framework."""
-
-
-@dataclass(frozen=True)
-class Introduced:
-    """A setting added after runs were made without it: `before` is what its absence meant.
-
-    `until_format`: the config format from which every saved config has the key (1 for the
-    settings that predate run_format). None: the key came after the last format change, so a
-    config of any format that lacks it was saved before it existed (saved configs are the
-    resolved config, which holds every key of its day), and gets `before`."""
-
-    node: str  # "method" or "dataset.protocol"
-    target: str  # the class whose parameter it is
-    key: str
-    before: Any
-    until_format: int | None = 1
-
-
-INTRODUCED = (
-    Introduced("dataset.protocol", EPBENCH, "judge_version", 1),
-    Introduced("dataset.protocol", LOCOMO, "judge_version", 1),
-    Introduced("dataset.protocol", EPBENCH, "grounding_version", 1),
-    Introduced("dataset.protocol", LOCOMO, "grounding_version", 1),
-    Introduced("dataset.protocol", CUSTOM, "grounding_version", 1),
-    Introduced("dataset.protocol", LONGMEMEVAL, "grounding_version", 1, until_format=None),
-    Introduced("method", SEEM, "frame_sources", "any_kept"),
-    Introduced("method", SEEM, "frame_dates", "as_extracted"),
-    Introduced("method", GSW, "stop_repeats", False),
-    Introduced("method", GRAPHRAG, "community_report_max_tokens", None),
-    # issue 26 (run format 3): GSW's conversation frame, session dates, space-time inheritance,
-    # kind checks and the paper's summary budget; saved runs keep the behaviour they were made with
-    Introduced("method", GSW, "speaker_frame", False, until_format=3),
-    Introduced("method", GSW, "unit_dates", False, until_format=3),
-    Introduced("method", GSW, "space_time_join", "since", until_format=3),
-    Introduced("method", GSW, "validate_kinds", False, until_format=3),
-    Introduced("method", GSW, "summary_version", 1, until_format=3),
-    # SEEM, issue 26: the same-event-first judge, the veto before it, the frame retry
-    Introduced("method", SEEM, "prompt_version", 2, None),
-    Introduced("method", SEEM, "fusion_veto_days", None, None),
-    Introduced("method", SEEM, "frame_retry", False, None),
-    # issue 27: GSW's compact wire format (Operator and space-time replies as lines); saved runs
-    # were made with JSON replies
-    Introduced("method", GSW, "wire", "json", None),
-    # format 3: the order judge sees only the gold list and the judge's items; EpBench P/R
-    # convention (None: defined_only, unnamed in metrics.json); LoCoMo's answer example in a turn of its own
-    Introduced("dataset.protocol", EPBENCH, "order_judge_version", 1, until_format=3),
-    Introduced("dataset.protocol", EPBENCH, "pr_convention", None, until_format=3),
-    Introduced("dataset.protocol", LOCOMO, "answer_prompt_version", 1, until_format=3),
-    # issue 28: an undated unit (an EpBench chapter) takes the date its text writes; saved runs
-    # gave every undated unit a synthetic day
-    Introduced("method", GRAPHITI, "episode_dates", "synthetic", None),
-    Introduced("method", COGNEE, "episode_dates", "synthetic", None),
-    # issue 30: GraphRAG's text units start with their unit's title (a LoCoMo session's date);
-    # saved runs chunked the text alone
-    Introduced("method", GRAPHRAG, "unit_titles", False, None),
-)
-
-# No entry for EpBench's judge_version 3 or for the policy the experiment now chooses
-# (`experiment.policy`, `experiment.epbench_judge_version`, read by the dataset configs by
-# interpolation): a saved config is resolved, so it holds the literal policy and judge version it
-# ran with, and its identity (hence its folder name) is what it was.
-
-# (where, key, value): identity keys that hash as absent at this value (runs were named before
-# the key joined the identity). "subset": the run identity's subset node; a class path: that
-# method's index parameters (MemoryMethod.params)
-HASHED_AS_ABSENT = (
-    ("subset", "name", None),
-    ("subset", "within_units", None),
-    ("subset", "index_units", None),
-    ("subset", "extra", None),
-    (GSW, "chunk_min_words", None),
-    (GSW, "stop_repeats", False),
-    (GRAPHRAG, "community_report_max_tokens", None),
-    (GRAPHRAG, "unit_titles", False),
-    (GSW, "speaker_frame", False),
-    (GSW, "unit_dates", False),
-    (GSW, "space_time_join", "since"),
-    (GSW, "validate_kinds", False),
-    (GSW, "summary_version", 1),
-    (SEEM, "passage_turns", None),
-    (SEEM, "frame_retry", None),  # params() holds the retry prompt's version, None when off
-    (SEEM, "fusion_veto_days", None),
-    (GSW, "wire", "json"),
-    (GRAPHITI, "episode_dates", "synthetic"),
-    (COGNEE, "episode_dates", "synthetic"),
-)
 
 
 def _check(fmt: int, where: str) -> int:
@@ -179,20 +83,78 @@ def config_format(cfg: DictConfig | dict[str, Any]) -> int:
 
 
 def current_target(target: Any) -> Any:
-    """Today's path of a class a saved config names."""
-    if not isinstance(target, str):
+    """Today's path of a class a saved config names: the namespace added to a path saved before
+    it; a path no module holds any more is looked up in the registered plugins' `former_paths`."""
+    if not isinstance(target, str) or not target.startswith(TOP_LEVEL_BEFORE):
         return target
-    target = MOVED.get(target, target)
-    return NAMESPACE + target if target.startswith(TOP_LEVEL_BEFORE) else target
+    path = NAMESPACE + target
+    return path if _resolves(path) else _former_paths().get(target, path)
 
 
 def first_target(target: Any) -> Any:
-    """The path a class was first saved under: what run and index identities hash."""
+    """The path a class was first saved under: what run and index identities hash (the first of
+    the class's own `former_paths`, else its path without the namespace)."""
     if not isinstance(target, str):
         return target
-    if target.startswith(NAMESPACE) and target[len(NAMESPACE):].startswith(TOP_LEVEL_BEFORE):
-        target = target[len(NAMESPACE):]
-    return _FIRST_PATH.get(target, target)
+    bare = target.removeprefix(NAMESPACE)
+    if not bare.startswith(TOP_LEVEL_BEFORE):
+        return target
+    cls = class_at(bare)
+    former = cls.__dict__.get("former_paths", ()) if cls is not None else ()
+    return former[0] if former else bare
+
+
+@functools.cache
+def _resolves(path: str) -> bool:
+    """Whether a dotted path names an attribute of an importable module (without Hydra's logging)."""
+    import importlib
+
+    module, _, attr = path.rpartition(".")
+    try:
+        return hasattr(importlib.import_module(module), attr)
+    except ImportError:
+        return False
+
+
+@functools.cache
+def _former_paths() -> dict[str, str]:
+    """former path -> today's, from every registered plugin class that declares former paths."""
+    out: dict[str, str] = {}
+    for kind in plugins.GROUPS:
+        for p in plugins.registered(kind).values():
+            try:
+                cls = p.load()
+            except (ImportError, AttributeError, plugins.PluginError):
+                continue
+            out |= {old: p.class_path for old in cls.__dict__.get("former_paths", ())}
+    return out
+
+
+_CLASSES: dict[str, type] = {}
+
+
+def class_at(target: Any) -> type | None:
+    """The class at a saved config's `_target_` (mapped to today's path), or None when it is not
+    a class importable here (a plugin not installed on this machine: its runs still read, with
+    nothing of its history applied, as before its class declared any)."""
+    if not isinstance(target, str):
+        return None
+    path = current_target(target)
+    if path not in _CLASSES:
+        if not _resolves(path):
+            return None
+        from hydra.utils import get_class
+
+        try:
+            _CLASSES[path] = get_class(path)
+        except (ImportError, ValueError):
+            return None
+    return _CLASSES[path]
+
+
+def settings_history(target: Any) -> tuple[Record, ...]:
+    """The settings history the class at `target` declares (empty for none or no class)."""
+    return tuple(getattr(class_at(target), "settings_history", ()))
 
 
 def _map_targets(node: Any, path_of: Callable[[Any], Any]) -> Any:
@@ -223,12 +185,11 @@ def upgrade_config(cfg: DictConfig | dict[str, Any]) -> DictConfig:
     data = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else copy.deepcopy(cfg)
     assert isinstance(data, dict)
     data = _map_targets(data, current_target)
-    for rule in INTRODUCED:
-        if rule.until_format is not None and fmt >= rule.until_format:
-            continue
-        node = _node(data, rule.node)
-        if node is not None and node.get("_target_") == rule.target and rule.key not in node:
-            node[rule.key] = rule.before
+    for path in HISTORY_NODES:
+        node = _node(data, path)
+        if node is not None:
+            for key, before in introduced(settings_history(node.get("_target_")), fmt):
+                node.setdefault(key, before)
     if isinstance(data.get("health"), dict):
         data["health"] = _with_new_checks(data["health"])
     return OmegaConf.create(data)
@@ -261,21 +222,22 @@ def identity_view(ident: dict[str, Any]) -> dict[str, Any]:
             del out[key]
     out = _map_targets(out, first_target)
     out.pop("run_format", None)
-    return _absent(out, "subset", "subset")
+    if isinstance(out.get("subset"), dict):
+        out["subset"] = _absent(out["subset"], SUBSET_AS_ABSENT)
+    return out
 
 
 def index_identity_view(target: str, params: dict[str, Any]) -> dict[str, Any]:
-    """A method's index parameters as they are hashed into its index folder name."""
-    return _absent({"p": dict(params)}, "p", current_target(target))["p"]
+    """A method's index parameters as they are hashed into its index folder name: those its
+    class's settings history says joined the index identity later, at their value of then, left out."""
+    return _absent(dict(params), hashed_as_absent(settings_history(target)))
 
 
-def _absent(out: dict[str, Any], node_key: str, where: str) -> dict[str, Any]:
-    node = out.get(node_key)
-    if isinstance(node, dict):
-        for w, key, value in HASHED_AS_ABSENT:
-            if w == where and key in node and node[key] == value:
-                del node[key]
-    return out
+def _absent(node: dict[str, Any], as_absent: Any) -> dict[str, Any]:
+    for key, value in as_absent:
+        if key in node and node[key] == value:
+            del node[key]
+    return node
 
 
 # -- artifacts -------------------------------------------------------------------------------
@@ -284,41 +246,42 @@ def artifacts_format(meta: dict[str, Any], where: str = "meta.json") -> int:
     return _check(int(meta.get("run_format", 0)), where)
 
 
-def _undated(proto: Any) -> Any:
-    """Keys a protocol description gained after the last format change, so a description of any
-    format may lack them: LongMemEval's grounding version (2026-12-06; before it, version 1)."""
-    if isinstance(proto, dict) and proto.get("protocol") == "longmemeval" and "grounding_version" not in proto:
-        return {**proto, "grounding_version": 1}
-    return proto
+DescriptionHook = Callable[[dict[str, Any], int], dict[str, Any]]
+
+
+def _description_hook(name: Any) -> DescriptionHook | None:
+    """`upgrade_description` of the protocol class a saved description names (its `protocol`
+    key, the class's `name`): the registered protocol of that entry-point name, else any
+    registered one of that name."""
+    if not isinstance(name, str):
+        return None
+    known = plugins.registered("protocol")
+    for plugin in sorted(known.values(), key=lambda p: p.name != name):
+        try:
+            cls = plugin.load()
+        except (ImportError, AttributeError, plugins.PluginError):
+            continue
+        hook = getattr(cls, "upgrade_description", None)
+        if getattr(cls, "name", None) == name and callable(hook):
+            return hook
+    return None
 
 
 def upgrade_protocol_description(proto: Any, fmt: int = 0) -> Any:
     """An older `protocol` description (meta.json, metrics.json provenance) as today's describe()
-    writes it. Format 0: the judge version its run used, which format 0 left out for version 1
-    (and for LoCoMo always), and the grounding version (1: format 0 predates version 2 and the
-    key). Formats 0-2: EpBench's order judge version (1)."""
+    writes it: completed by its protocol class's `upgrade_description` for artifacts format
+    `fmt` (called for every format: a key added after the last format change is missing from
+    descriptions of any format). Returns a copy; a protocol not installed here: as saved."""
     if not isinstance(proto, dict):
         return proto
-    out = dict(_undated(proto))
-    if fmt < 1:
-        if out.get("protocol") == "epbench":
-            out.setdefault("judge_version", 1)
-        elif out.get("protocol") == "locomo":
-            version = _LOCOMO_JUDGE_VERSIONS.get(str(out.get("judge_prompt")), 1)
-            if version == 1:
-                out.setdefault("category_5", CATEGORY_5_BY_JUDGE)
-            out.setdefault("judge_version", version)
-        if out.get("protocol") in ("epbench", "locomo", "custom"):
-            out.setdefault("grounding_version", 1)
-    if fmt < 3 and out.get("protocol") == "epbench":  # after the keys describe() writes before it
-        out.setdefault("order_judge_version", 1)
-    return out
+    hook = _description_hook(proto.get("protocol"))
+    return dict(hook(proto, fmt)) if hook is not None else dict(proto)
 
 
 def upgrade_meta(meta: dict[str, Any], where: str = "meta.json") -> dict[str, Any]:
     fmt = artifacts_format(meta, where)
-    if fmt >= RUN_FORMAT:
-        return {**meta, "protocol": _undated(meta["protocol"])} if "protocol" in meta else meta
+    if fmt >= RUN_FORMAT and "protocol" not in meta:
+        return meta
     return {**meta, "protocol": upgrade_protocol_description(meta.get("protocol"), fmt)}
 
 
@@ -335,7 +298,7 @@ def upgrade_metrics(metrics: dict[str, Any], meta: dict[str, Any],
     if fmt >= RUN_FORMAT:
         prov = metrics.get("provenance")
         if isinstance(prov, dict) and "protocol" in prov:
-            return {**metrics, "provenance": {**prov, "protocol": _undated(prov["protocol"])}}
+            return {**metrics, "provenance": {**prov, "protocol": upgrade_protocol_description(prov["protocol"], fmt)}}
         return metrics
     out = dict(metrics)
     if isinstance(out.get("provenance"), dict):
@@ -421,12 +384,19 @@ def _subset_by_id(run: Path, meta: dict[str, Any]) -> dict[str, Any]:
     label = meta.get("subset")
     if not (isinstance(label, str) and " (stratified by " in label and (run / "config.yaml").exists()):
         return meta
-    if not (OmegaConf.load(run / "config.yaml").get("subset") or {}).get("ids"):
+    if not (_load_yaml(run / "config.yaml").get("subset") or {}).get("ids"):
         return meta
     head, _, rest = label.partition(" (stratified by ")
     tail = rest.partition(")")[2]
     return {**meta, "subset": f"{head} chosen by id (subset.ids){tail}"}
 
 
+def _load_yaml(path: Path) -> DictConfig:
+    cfg = OmegaConf.load(path)
+    if not isinstance(cfg, DictConfig):
+        raise ConfigError(f"{path} is not a run config (a mapping)")
+    return cfg
+
+
 def read_config(run: Path) -> DictConfig:
-    return upgrade_config(OmegaConf.load(Path(run) / "config.yaml"))
+    return upgrade_config(_load_yaml(Path(run) / "config.yaml"))

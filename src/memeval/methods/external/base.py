@@ -27,6 +27,7 @@ from memeval.methods.base import MemoryMethod, NativeAnswer, Retrieval, Services
 from memeval.model_access.repeat_stop import RULES
 
 from . import envs
+from .cost_model import CostModel
 from .proxy import ModelProxy
 from .worker_protocol import WorkerClient, WorkerError
 
@@ -67,7 +68,11 @@ class WorkerIndex:
 class ExternalMethod(MemoryMethod):
     """Subclasses name their environment and the package settings that define the index."""
 
-    env_name: ClassVar[str] = ""
+    # The package's environment (envs.py builds it once, in a folder named by a hash of the spec)
+    # and the documented model of its calls that `memeval estimate` prices (cost_model.py; None:
+    # the estimate prices its answers and judgments and says it has no model of the rest).
+    env_spec: ClassVar[envs.EnvSpec | None] = None
+    cost_model: ClassVar[CostModel | None] = None
     # Context sections: a multiline regex whose group "name" names a section header, and the
     # sections whose text comes only from the reported (capped) units. Everything else (and text
     # before the first header) is reported to the harness as uncapped. None: all text is capped.
@@ -98,6 +103,16 @@ class ExternalMethod(MemoryMethod):
         self._job_lock: asyncio.Lock | None = None
         self._workers: list[WorkerClient] = []
 
+    @property
+    def env_name(self) -> str:
+        """The environment's name (its spec's): the worker's and the setup script's name for it."""
+        return self._spec().name
+
+    def _spec(self) -> envs.EnvSpec:
+        if self.env_spec is None:
+            raise TypeError(f"{type(self).__name__} declares no env_spec (an EnvSpec naming its lock and worker)")
+        return self.env_spec
+
     # -- what subclasses provide ----------------------------------------------------------
     def settings(self) -> dict[str, Any]:
         """The package settings sent to the worker (the paper's Tables 7-9)."""
@@ -123,7 +138,7 @@ class ExternalMethod(MemoryMethod):
     def params(self) -> dict[str, Any]:
         # stop_repeats joins the index's identity only when set (indexes built before it keep
         # theirs), as the rule's versioned name: a changed rule builds its own index
-        return {"package_env": f"{self.env_name}-{envs.SPECS[self.env_name].fingerprint()}",
+        return {"package_env": f"{self.env_name}-{self._spec().fingerprint()}",
                 "chat_alias": self.chat_alias, "embedding_alias": self.embedding_alias,
                 **({"stop_repeats": RULES[self.stop_repeats]} if self.stop_repeats is not None else {}),
                 **self.settings()}
@@ -144,7 +159,7 @@ class ExternalMethod(MemoryMethod):
 
     # -- plumbing ---------------------------------------------------------------------------
     def _env(self) -> Path:
-        path = envs.find_env(self.env_name)
+        path = envs.find_env(self._spec())
         if path is not None:
             return path
         if self.setup == "require":
@@ -152,7 +167,7 @@ class ExternalMethod(MemoryMethod):
 
             raise ConfigError(f"The {self.env_name} environment is not set up: run "
                               f"`python scripts/setup_baselines.py {self.env_name}`.")
-        return envs.ensure_env(self.env_name, log=lambda m: print(m, file=sys.stderr, flush=True))
+        return envs.ensure_spec(self._spec(), log=lambda m: print(m, file=sys.stderr, flush=True))
 
     async def _aenv(self) -> Path:
         """Find or create the environment without blocking the event loop (setup takes minutes)."""
@@ -202,7 +217,7 @@ class ExternalMethod(MemoryMethod):
         egress_log = store.path("egress.jsonl").resolve()
         egress_log.unlink(missing_ok=True)
         worker = WorkerClient(
-            self.env_name, envs.env_python(env_path), WORKERS / envs.SPECS[self.env_name].worker,
+            self.env_name, envs.env_python(env_path), WORKERS / self._spec().worker,
             envs.worker_env(env_path, self.worker_env_extra(), egress_log=egress_log), cwd=store.path("cwd"),
             log_path=store.path("worker.log"))
         self._workers.append(worker)

@@ -6,6 +6,8 @@ declare), so each gets its own venv under $MEMEVAL_HOME/envs/<name>-<hash>. The 
 lock file, the no-deps extras, the stand-in modules and the Python version, so changing any pin
 creates a fresh environment instead of mutating one in place. A file lock makes concurrent
 setups wait for each other, and a marker written last says the environment is complete.
+Each package method's class declares its own spec (`env_spec`: methods/external/<name>.py, or a
+third party's class); `specs()` collects them through the plugin registry, by name.
 
 The same machinery makes the Ray environment (harness/ray_env.py): a spec whose lock is complete
 and hashed (`hashed=True`) is installed as setup.sh installs the framework's own lock
@@ -42,39 +44,25 @@ MARKER = ".memeval_env.json"
 UV_LOCK = REQUIREMENTS / "uv.txt"
 PIP = "pip==26.3"
 
-# HippoRAG imports vllm at module level but never uses it with API models; this stand-in makes
-# the import succeed and fails loudly if anything actually tries to run vLLM.
-VLLM_STANDIN = '''"""Stand-in for vllm (installed by memeval): HippoRAG imports it, API models never use it."""
-
-
-class _Unavailable:
-    def __init__(self, *args, **kwargs):
-        raise RuntimeError("vllm is a stand-in in this environment; use an OpenAI-compatible endpoint")
-
-
-class LLM(_Unavailable):
-    pass
-
-
-class SamplingParams(_Unavailable):
-    pass
-'''
-
 
 @dataclass(frozen=True)
 class EnvSpec:
     """What one baseline environment holds."""
 
     name: str
-    lock: str  # file under locks/: every distribution pinned (pip freeze of a working install)
+    lock: str  # file under locks/ (or an absolute path: a plugin's own): every distribution pinned
     no_deps: tuple[str, ...] = ()  # installed afterwards with --no-deps (unsatisfiable metadata)
     standins: dict[str, str] = field(default_factory=dict)  # top-level module -> source
-    worker: str = ""  # script under workers/
+    worker: str = ""  # script under workers/ (or an absolute path: a plugin's own worker)
     probe: str = ""  # module whose import proves the environment works
     # a complete, hashed lock (uv pip compile --generate-hashes): installed with --no-deps
     # --require-hashes, then checked; check_allows: the (package, requirement) pairs it may find broken
     hashed: bool = False
     check_allows: tuple[tuple[str, str], ...] = ()
+    # what building it costs, said before a build starts (bundle verify, a first run): du -sh of the
+    # environment and the time its marker's setup_seconds records on a 2-core machine with warm
+    # package caches (slower when every wheel is downloaded). Not part of the fingerprint.
+    build_cost: tuple[str, str] = ("", "")
 
     @property
     def lock_path(self) -> Path:
@@ -92,44 +80,42 @@ class EnvSpec:
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
-SPECS: dict[str, EnvSpec] = {
-    "graphrag": EnvSpec("graphrag", "graphrag.txt", worker="graphrag_worker.py", probe="graphrag"),
-    "lightrag": EnvSpec("lightrag", "lightrag.txt", worker="lightrag_worker.py", probe="lightrag"),
-    "hipporag2": EnvSpec("hipporag2", "hipporag2.txt",
-                         no_deps=("hipporag==2.0.0a4", "gritlm==1.0.2"),
-                         standins={"vllm": VLLM_STANDIN}, worker="hipporag2_worker.py",
-                         probe="hipporag"),
-    # The uv-compiled, hashed locks (scripts/lock_env.sh baseline NAME) install hashed, with no resolver:
-    # given them as plain requirements, pip resolved qdrant-client's `httpx[http2]>=0.20.0` to httpx
-    # 0.29.0 past mem0's 0.28.1 pin once PyPI served it, and refused it unhashed (2026-12-02).
-    "mem0": EnvSpec("mem0", "mem0.txt", worker="mem0_worker.py", probe="mem0", hashed=True),
-    # graphiti-core with the embedded Kuzu driver (no server); locks/graphiti.in holds the pins
-    "graphiti": EnvSpec("graphiti", "graphiti.txt", worker="graphiti_worker.py",
-                        probe="graphiti_core.driver.kuzu_driver", hashed=True),
-    # cognee with its embedded SQLite, LanceDB and Ladybug (Kuzu fork) stores; locks/cognee.in
-    "cognee": EnvSpec("cognee", "cognee.txt", worker="cognee_worker.py", probe="cognee", hashed=True),
-}
+def specs() -> dict[str, EnvSpec]:
+    """name -> spec of every registered method's environment (its class's `env_spec`), by name.
+
+    Each package method declares its own spec (methods/external/<name>.py, or a third party's
+    class registered under the `memeval.methods` entry points), so adding one touches no table here.
+    """
+    from memeval.plugins import load_all
+
+    found: dict[str, EnvSpec] = {}
+    for plugin_name, cls in load_all("method").items():
+        spec = getattr(cls, "env_spec", None)
+        if not isinstance(spec, EnvSpec):
+            continue
+        other = found.get(spec.name)
+        if other is not None and other != spec:
+            raise ValueError(f"two method plugins declare different {spec.name!r} environments "
+                             f"(the second: {plugin_name!r}); give one spec its own name")
+        found[spec.name] = spec
+    return dict(sorted(found.items()))
 
 
-# What building each environment costs, said before a build starts (bundle verify, a first run):
-# du -sh of the environments under ~/.cache/memeval/envs (2026-12-07; Python 3.11), and the time
-# their markers' setup_seconds record on a 2-core machine with warm package caches (slower when
-# every wheel is downloaded).
-BUILD_COST: dict[str, tuple[str, str]] = {
-    "graphrag": ("1.3 GB", "several minutes"), "lightrag": ("370 MB", "a few minutes"),
-    "hipporag2": ("1.5 GB", "several minutes"), "mem0": ("200 MB", "about a minute"),
-    "graphiti": ("170 MB", "about a minute"), "cognee": ("1.6 GB", "several minutes"),
-    "ray": ("1.2 GB", "a few minutes"),
-}
+def spec(name: str) -> EnvSpec:
+    """The environment spec a registered method declares under `name`; a KeyError naming the known ones."""
+    known = specs()
+    if name not in known:
+        raise KeyError(f"unknown baseline environment {name!r}; known: {sorted(known)}")
+    return known[name]
 
 
 def build_notice(spec: str | EnvSpec, purpose: str = "") -> str | None:
     """One line announcing that `spec`'s environment is about to be built (its size, its time, that it
     is built once), or None when it is ready (or unknown): say it before a build, never after."""
-    spec = SPECS.get(spec) if isinstance(spec, str) else spec
+    spec = specs().get(spec) if isinstance(spec, str) else spec
     if spec is None or find_env(spec) is not None:
         return None
-    size, duration = BUILD_COST.get(spec.name, ("", ""))
+    size, duration = spec.build_cost
     cost = f" (about {size}, {duration})" if size else ""
     return (f"building the {spec.name} package environment{cost}{' ' + purpose if purpose else ''}; "
             f"it is reused afterwards ({spec_dir(spec)})")
@@ -148,7 +134,7 @@ def spec_dir(spec: EnvSpec) -> Path:
 
 
 def env_dir(name: str) -> Path:
-    return spec_dir(SPECS[name])
+    return spec_dir(spec(name))
 
 
 def env_python(path: Path) -> Path:
@@ -215,9 +201,7 @@ def dir_size(path: Path) -> int:
 
 def ensure_env(name: str, log=print) -> Path:  # noqa: ANN001 - any print-like callable
     """Create the environment if needed (once, under a file lock) and return its folder."""
-    if name not in SPECS:
-        raise KeyError(f"unknown baseline environment {name!r}; known: {sorted(SPECS)}")
-    return ensure_spec(SPECS[name], log)
+    return ensure_spec(spec(name), log)
 
 
 # `pip check` / `uv pip check` lines naming a broken requirement: (package, requirement name)
@@ -322,7 +306,7 @@ def ensure_spec(spec: EnvSpec, log=print) -> Path:  # noqa: ANN001 - any print-l
         path.parent.mkdir(parents=True, exist_ok=True)
         setup_log = path.parent / f"{path.name}.setup.log"
         setup_log.write_text("")
-        size, duration = BUILD_COST.get(name, ("?", "minutes"))
+        size, duration = spec.build_cost if spec.build_cost[0] else ("?", "minutes")
         log(f"[envs] creating {path} (about {size}, {duration}; log: {setup_log})")
         py = str(env_python(path))
         pip = [py, "-m", "pip", "install", "--no-input", "--progress-bar", "off"]
@@ -388,7 +372,6 @@ def worker_env(path: Path, extra: dict[str, str], egress_log: Path | None = None
         "LITELLM_TELEMETRY": "False",
         "DO_NOT_TRACK": "1",
         "ANONYMIZED_TELEMETRY": "False",
-        "MEM0_TELEMETRY": "False",  # mem0: no PostHog events, no notice config fetched from the web
         "TIKTOKEN_CACHE_DIR": str(offline_tiktoken_dir()),
         "OPENAI_API_KEY": "sk-memeval-local-proxy",  # the packages insist on one; the proxy ignores it
         "NO_PROXY": "127.0.0.1,localhost",

@@ -27,8 +27,11 @@ from memeval.methods.base import IndexCounters, Retrieval, Services
 from memeval.model_access.tokenizer import count_tokens
 
 from ..output_guard import ChunkText
+from ..stored_claims import StoredClaim, read_json
 from .base import ExternalMethod, WorkerIndex
+from .cost_model import CostModel, IndexCall
 from .counters import source_copies, structured_calls, worker_index
+from .envs import EnvSpec
 from .mem0_ingest import INGEST, plan_adds
 
 # Distinctive names from the worked examples of mem0ai 2.2.1's extraction prompt
@@ -119,10 +122,26 @@ def _extraction_calls(folder: Path) -> dict[str, Any]:
     return {"structured_calls": structured_calls(list(rows))}
 
 
+# the worker's telemetry switch: no PostHog events, no notice config fetched from the web
+WORKER_ENV = {"MEM0_TELEMETRY": "False"}
+
+
 class Mem0Method(ExternalMethod):
     """mem0's Memory: add per unit in order with its date, search top-k per view, the cap on units."""
 
-    env_name = "mem0"
+    # The uv-compiled, hashed lock (scripts/lock_env.sh baseline mem0) installs hashed, with no resolver:
+    # given it as plain requirements, pip resolved qdrant-client's `httpx[http2]>=0.20.0` to httpx
+    # 0.29.0 past mem0's 0.28.1 pin once PyPI served it, and refused it unhashed (2026-12-02).
+    env_spec = EnvSpec("mem0", "mem0.txt", worker="mem0_worker.py", probe="mem0", hashed=True,
+                       build_cost=("200 MB", "about a minute"))
+    # mem0ai 2.2.1 with the session plan (`ingest: session`): one fact-extraction call per add, an
+    # add per session or chapter (its whole text in the prompt); search makes no call. Measured:
+    # conv-30's first 8 sessions, 8 calls of 8.8-9.7k prompt tokens; EpBench-20 at 1.5B
+    # (2026-12-04, llama-server log), 8,558 prompt tokens for a chapter of about 550, and replies
+    # of 719 and 672 tokens under method.max_tokens=1024. So the template is about 8k.
+    cost_model = CostModel(calls=(IndexCall("fact extraction (one per add)", 1, 8000, 700),),
+                           context_tokens=600, embed_per_chunk=10 * 40, assumes={"ingest": "session"},
+                           not_modelled="mem0's speaker-view plan (an add per 2 messages per speaker) is not modelled")
     # the extraction prompt's distinctive example names (EXAMPLE_NAMES), for the phrase-copy health check
     prompt_examples = EXAMPLE_NAMES
 
@@ -150,6 +169,15 @@ class Mem0Method(ExternalMethod):
     def index_counters(cls, folder: Path) -> IndexCounters | None:
         return mem0_counters(folder)
 
+    @classmethod
+    def index_claims(cls, folder: Path) -> list[StoredClaim] | None:
+        """Each stored memory, with the unit whose add made it (package/memories.json)."""
+        if not (folder / "package" / "memories.json").exists():
+            return None
+        rows = (read_json(folder / "package" / "memories.json") or {}).get("memories") or []
+        return [StoredClaim(str(m["memory"]), None if m.get("unit") is None else (str(m["unit"]),), "mem0 memory")
+                for m in rows if str(m.get("memory") or "").strip()]
+
     def settings(self) -> dict[str, Any]:
         return dict(self._settings)
 
@@ -157,6 +185,9 @@ class Mem0Method(ExternalMethod):
         if corpus.id not in self._plans:
             self._plans[corpus.id] = plan_adds(corpus, self._settings["ingest"], self._settings["messages_per_add"])
         return self._plans[corpus.id]
+
+    def worker_env_extra(self) -> dict[str, str]:
+        return dict(WORKER_ENV)
 
     def index_payload(self, corpus: Corpus) -> dict[str, Any]:
         p = self.plan(corpus)

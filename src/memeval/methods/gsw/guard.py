@@ -33,7 +33,7 @@ from .schemas import OperatorOutput, SpaceTimeOutput
 GUARD_VERSION = "gsw-guard-3"  # 3: the worked example of gsw-prompts-3, and gsw-prompts-2's values
 
 # The example values of the first prompt version (gsw-prompts-1), which came from the 20-chapter
-# EpBench book. They are not in any prompt any more; the guard and scripts/audit_gsw_operator.py
+# EpBench book. They are not in any prompt any more; the guard and `memeval audit gsw-operator`
 # still recognise them so that indexes built with the old prompts can be measured.
 OLD_EXAMPLES = ("workshop instructor", "venue of the festival", "date of the gala", "nervous", "crowded",
                 "finished", "demonstrated cat leaps", "Bethpage Black Course", "March 23, 2024", "that evening")

@@ -3,7 +3,7 @@
 The guard drops what the chunk does not say; these checks drop what is said but is not of its
 kind. On the shipped EpBench-20 index (0.5B model) entity names included sentences ("Adrenaline
 coursed through his veins") and pronouns ("She"), places included people and objects, and times
-included "rugged terrain" (scripts/audit_gsw_entities.py counts them):
+included "rugged terrain" (`memeval audit gsw-entities` counts them):
 - an entity whose name is not a noun phrase (methods.output_guard.name_problem) is renamed to the
   proper name it opens with when the chunk has it ("Queensboro Bridge suddenly feeling ..." ->
   "Queensboro Bridge"), else dropped;

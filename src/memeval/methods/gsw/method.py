@@ -11,6 +11,7 @@ finished chapter; every model call is cached as well. Retrieve: question entitie
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -20,8 +21,10 @@ import numpy as np
 
 from memeval.datasets.types import Corpus, Question, Unit
 from memeval.model_access.errors import JsonOutputError, ModelCallError
+from memeval.settings_history import HashedAsAbsent, Introduced
 
 from ..base import IndexCounters, IndexStore, MemoryMethod, Retrieval, Services, unit_title
+from ..stored_claims import StoredClaim, read_json
 from .counters import gsw_counters
 from .guard import ALL_EXAMPLES, GUARD_VERSION
 from .kinds import KINDS_VERSION
@@ -76,12 +79,29 @@ class WorkspaceSettings:
 
 
 class GSW(MemoryMethod):
+    batch_index = True  # no index call waits on another chapter's reply: the Batch API can take them
+    output_guard_version = GUARD_VERSION  # every extraction passes guard.py (no switch turns it off)
     # the summary prompt's frame (its user message's field names, and the parts of a fact it
     # names, which the model writes back as headings: "**Roles and States:**")
     context_labels = ("Facts in story order", "Chapter", "Entity", "Roles and States", "Roles", "States",
                       "Actions", "(shared with linked entities)", "answered in")  # + workspace.py's fact lines
     # the worked example's passage and reply values and every older prompt version's (guard.py)
     prompt_examples = (EXAMPLE_PASSAGE, *(x for x in EXAMPLE_NER if isinstance(x, str)), *ALL_EXAMPLES)
+    # settings added after runs were saved without them: what their absence meant (upgrade layer)
+    settings_history = (
+        HashedAsAbsent("chunk_min_words", None),
+        Introduced("stop_repeats", False, hashed_as_absent=True),
+        # issue 26 (run format 3): the conversation frame, session dates, space-time inheritance,
+        # kind checks and the paper's summary budget; saved runs keep the behaviour they were made with
+        Introduced("speaker_frame", False, until_format=3, hashed_as_absent=True),
+        Introduced("unit_dates", False, until_format=3, hashed_as_absent=True),
+        Introduced("space_time_join", "since", until_format=3, hashed_as_absent=True),
+        Introduced("validate_kinds", False, until_format=3, hashed_as_absent=True),
+        Introduced("summary_version", 1, until_format=3, hashed_as_absent=True),
+        # issue 27: the compact wire format (Operator and space-time replies as lines); saved runs
+        # were made with JSON replies
+        Introduced("wire", "json", until_format=None, hashed_as_absent=True),
+    )
 
     def __init__(self, services: Services, name: str | None = None, *,
                  chunk_sentences: int = 3, chunk_overlap: int = 0, chunk_min_words: int | None = None,
@@ -149,6 +169,23 @@ class GSW(MemoryMethod):
     @classmethod
     def index_counters(cls, folder: Path) -> IndexCounters | None:
         return gsw_counters(folder)
+
+    @classmethod
+    def index_claims(cls, folder: Path) -> list[StoredClaim] | None:
+        """Each fact line of each entity's chapter summary ("- [12.6] when: ..."): its chunk
+        number names the chapter it came from."""
+        if not (folder / "chapters").exists():
+            return None
+        line_re = re.compile(r"^- \[(\d+)\.\d+\] [a-z ]+: (.+)$")
+        out: list[StoredClaim] = []
+        for path in sorted((folder / "chapters").glob("*.json")):
+            data = read_json(path)
+            for ent in ((data.get("entities") or {}) if isinstance(data, dict) else {}).values():
+                for chapter, text in (ent.get("summaries") or {}).items():
+                    for m in filter(None, (line_re.match(line.strip()) for line in str(text).splitlines())):
+                        out.append(StoredClaim(m.group(2), (m.group(1) or str(chapter),),
+                                               f"GSW summary of {ent.get('name')}"))
+        return out
 
     def _title(self, u: Unit) -> str:
         """How summaries and the answer context name a unit: with its date under `unit_dates`."""

@@ -1,9 +1,9 @@
 """Pictures of a workspace: Graphviz DOT text (always), and a PNG when matplotlib is installed.
 
-    python -m memeval.methods.gsw.render INDEX/chapters/3.json                 # text of the whole chapter
-    python -m memeval.methods.gsw.render INDEX/chapters/3.json --entity "Ezra Edwards" --dot ezra.dot
-    python -m memeval.methods.gsw.render RUN_DIR --entity "Ezra Edwards"       # every workspace of a run's index
-    python -m memeval.methods.gsw.render INDEX/<corpus id> --entity NAME        # every workspace of one corpus
+    memeval audit gsw-render INDEX/chapters/3.json                 # text of the whole chapter
+    memeval audit gsw-render INDEX/chapters/3.json --entity "Ezra Edwards" --dot ezra.dot
+    memeval audit gsw-render RUN_DIR --entity "Ezra Edwards"       # every workspace of a run's index
+    memeval audit gsw-render INDEX/<corpus id> --entity NAME        # every workspace of one corpus
 
 A folder (a run folder, an index folder or one corpus's index) is searched for workspaces
 (chapters/*.json, global/workspace.json), so the question "what does GSW believe about X"
@@ -168,6 +168,3 @@ def main(argv: list[str] | None = None) -> int:
         print("matplotlib is not installed: no PNG written (the DOT file renders with `dot -Tpng`)", file=sys.stderr)
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -9,7 +9,7 @@ participants conflict (veto.py) is not judged either; both are counted, vetoed p
 scattered over several passages) and rewrites summary and events with one call. Every judged
 pair is recorded (frames, similarity, verdict, reason, stage; under version 3 also the reply's
 identity check, why it did not merge, and the two frame texts the judge read) so an analyst can
-audit what was merged and why (`python -m memeval.methods.seem.render RUN --merges`).
+audit what was merged and why (`memeval audit seem-render RUN --merges`).
 """
 
 from __future__ import annotations

@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from memeval.datasets.types import Corpus, Question
+from memeval.settings_history import HashedAsAbsent, Introduced
 
 from ..base import IndexCounters, IndexStore, MemoryMethod, Retrieval, Services
+from ..stored_claims import StoredClaim, read_json
 from .counters import seem_counters
 from .frames import Frame, Passage, extract_passage, frame_from_record, retry_counts, split_passages
 from .fusion import Fusion, Memory, decision_counts, embed_frames
@@ -63,11 +65,24 @@ class SEEMIndex:
 
 
 class SEEM(MemoryMethod):
+    batch_index = True  # no index call waits on another chapter's reply: the Batch API can take them
+    output_guard_version = GUARD_VERSION  # every extraction passes guard.py (no switch turns it off)
     # the worked example's passage (its dialogue: "Passage date:" is the real passages' header
     # too), frame and facts (prompts.py), and the older versions' values
     prompt_examples = (EXAMPLE_PASSAGE.split("Passage:", 1)[-1], EXAMPLE_FRAME["summary"],
                        *(str(v) for e in EXAMPLE_FRAME["events"] for v in e.values() if isinstance(v, str)),
                        *(str(v) for f in EXAMPLE_FACTS["facts"] for v in f.values()), *EXAMPLE_VALUES)
+    # settings added after runs were saved without them: what their absence meant (upgrade layer)
+    settings_history = (
+        Introduced("frame_sources", "any_kept"),
+        Introduced("frame_dates", "as_extracted"),
+        HashedAsAbsent("passage_turns", None),
+        # issue 26: the same-event-first judge, the veto before it, the frame retry
+        Introduced("prompt_version", 2, until_format=None),
+        Introduced("fusion_veto_days", None, until_format=None, hashed_as_absent=True),
+        Introduced("frame_retry", False, until_format=None),
+        HashedAsAbsent("frame_retry", None),  # params() holds the retry prompt's version, None when off
+    )
 
     def __init__(self, services: Services, name: str | None = None, *, mode: str = "batch",
                  segments: int = 4, window_turns: int | None = None, passage_turns: int | None = None,
@@ -119,9 +134,30 @@ class SEEM(MemoryMethod):
     def index_counters(cls, folder: Path) -> IndexCounters | None:
         return seem_counters(folder)
 
+    @classmethod
+    def index_claims(cls, folder: Path) -> list[StoredClaim] | None:
+        """Each frame's summary and each event (participants and action; place, reason and
+        method apart), with the passages of the frame's provenance."""
+        if not (folder / "memory.json").exists():
+            return None
+        out: list[StoredClaim] = []
+        for frame in (read_json(folder / "memory.json") or {}).get("frames") or []:
+            units = tuple(str(u) for u in frame.get("provenance") or ()) or None
+            fid = frame.get("id")
+            if frame.get("summary"):
+                out.append(StoredClaim(str(frame["summary"]), units, f"SEEM {fid} summary"))
+            for ev in frame.get("events") or []:
+                who = " and ".join(str(p) for p in ev.get("participants") or [])
+                text = " ".join(x for x in (who, str(ev.get("action") or "")) if x).strip()
+                if text:
+                    out.append(StoredClaim(text, units, f"SEEM {fid} event"))
+                out.extend(StoredClaim(str(ev[slot]), units, f"SEEM {fid} {slot}")
+                           for slot in ("location", "reason", "method") if str(ev.get(slot) or "").strip())
+        return out
+
     def params(self) -> dict[str, Any]:
         """What defines the index (retrieval settings do not: retrieval ablations share one).
-        Keys added since the bundled runs hash as absent at their old value (upgrade.py)."""
+        Keys added since the bundled runs hash as absent at their old value (settings_history)."""
         f = self.fusion
         return {"prompt_version": self.prompt_tag, "guard_version": GUARD_VERSION, "mode": self.mode,
                 "segments": self.segments if self.mode == "incremental" else None,

@@ -1,10 +1,10 @@
 """What SEEM believes about X, from a saved index alone (no model call):
 
-    python -m memeval.methods.seem.render PATH --entity "Mira Tolk"
-    python -m memeval.methods.seem.render PATH --query "kite festival"
-    python -m memeval.methods.seem.render PATH --summary
-    python -m memeval.methods.seem.render PATH --merges      # every merge as the judge read it, to be judged
-    python -m memeval.methods.seem.render PATH --pairs       # + the judged pairs that did not merge, and the vetoed
+    memeval audit seem-render PATH --entity "Mira Tolk"
+    memeval audit seem-render PATH --query "kite festival"
+    memeval audit seem-render PATH --summary
+    memeval audit seem-render PATH --merges      # every merge as the judge read it, to be judged
+    memeval audit seem-render PATH --pairs       # + the judged pairs that did not merge, and the vetoed
 
 PATH is a run folder (its index.json names the index folder), an index folder
 (`runs/_indexes/seem-<hash>`), or one corpus's folder in it (holding memory.json); with several
@@ -13,7 +13,7 @@ merged with, the frames that mention it, and the fusion decisions behind those f
 ranks frames by BM25 (the index's own lexical retriever). --merges lists each merge with the two
 frame texts the judge read, its identity check and reason, and a box for a reader to tick (one
 event or not); the texts are stored from prompt version 3 on (for the shipped version-2
-bundles, `python scripts/seem_fusion_audit.py --pairs` rebuilds them from the bundled calls).
+bundles, `memeval audit seem-fusion --pairs` rebuilds them from the bundled calls).
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def pair_blocks(decisions: list[dict[str, Any]], vetoed: list[dict[str, Any]], m
                 f"reason: {d['reason']}"]
         texts = d.get("texts")
         out += (["A (in memory):", texts["existing"], "B (new):", texts["new"]] if texts else
-                ["(frame texts not stored: prompt version 2; scripts/seem_fusion_audit.py --pairs rebuilds them)"])
+                ["(frame texts not stored: prompt version 2; memeval audit seem-fusion --pairs rebuilds them)"])
         if d.get("merged"):
             out.append("reader: one event?  [ ] yes  [ ] no")
     for v in [] if merged_only else vetoed:
@@ -133,6 +133,3 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout.write("\n\n".join(parts) + "\n")
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -2,7 +2,7 @@
 judgments alone (no model call, nothing written): what moves when a table follows the GSW
 authors' convention (the paper's Table 2) instead of PROTOCOLS.md's defined-only means.
 
-    python scripts/pr_convention_replay.py results/epbench20-local/runs/epbench20/*
+    memeval audit epbench-pr-convention results/epbench20-local/runs/epbench20/*
 """
 
 from __future__ import annotations
@@ -11,12 +11,9 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from memeval.evaluation.epbench.scoring import PR_CONVENTIONS  # noqa: E402
-from memeval.evaluation.runs.folder import RunFolder  # noqa: E402
-from memeval.evaluation.runs.scoring import load_protocol  # noqa: E402
+from memeval.evaluation.epbench.scoring import PR_CONVENTIONS
+from memeval.evaluation.runs.folder import RunFolder
+from memeval.evaluation.runs.scoring import load_protocol
 
 
 def _fmt(x: float | None) -> str:
@@ -45,7 +42,3 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {run_dir.name} | {convention} | {_fmt(o['precision'])} | {_fmt(o['recall'])} | "
                   f"{_fmt(o['f1'])} | {_fmt(z.get('precision'))} | {_fmt(z.get('recall'))} | {_fmt(z.get('f1'))} |")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -2,21 +2,18 @@
 2023"), the health check `prompt_example_answers`, optionally on the questions of another run only,
 so that a subset rerun and the full run it repeats are compared on the same questions.
 
-    python scripts/example_answers.py results/locomo-local/runs/locomo/gsw-100438aae4
-    python scripts/example_answers.py OLD_RUN NEW_RUN --on NEW_RUN     # both on NEW_RUN's questions
+    memeval audit example-answers results/locomo-local/runs/locomo/gsw-100438aae4
+    memeval audit example-answers OLD_RUN NEW_RUN --on NEW_RUN     # both on NEW_RUN's questions
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from memeval.evaluation.health.answer import copied_example  # noqa: E402
-from memeval.evaluation.health.run import prompt_examples  # noqa: E402
-from memeval.evaluation.runs.folder import read_jsonl_file  # noqa: E402
+from memeval.evaluation.health.answer import copied_example
+from memeval.evaluation.health.run import prompt_examples
+from memeval.evaluation.runs.folder import read_jsonl_file
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,7 +33,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{run}: {len(copied)} of {len(preds)} answers copy the answer prompt's example "
               f"{examples} (by category: {dict(sorted(by_cat.items()))})")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

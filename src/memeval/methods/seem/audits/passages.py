@@ -5,7 +5,7 @@ category; "-" for another dataset), context tokens and the index's chat calls (a
 for a run that reused the index). methods/seem/README.md ("Passage size") says how the
 default is chosen from it.
 
-    python scripts/seem_passage_table.py runs/locomo/seem-*
+    memeval audit seem-passages runs/locomo/seem-*
 """
 
 from __future__ import annotations
@@ -15,13 +15,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from memeval.evaluation.runs.folder import RunFolder  # noqa: E402
-from memeval.evaluation.runs.index_usage import read_index_usage  # noqa: E402
-from memeval.evaluation.runs.scoring import read_metrics  # noqa: E402
-from memeval.evaluation.runs.upgrade import read_config  # noqa: E402
+from memeval.evaluation.runs.folder import RunFolder
+from memeval.evaluation.runs.index_usage import read_index_usage
+from memeval.evaluation.runs.scoring import read_metrics
+from memeval.evaluation.runs.upgrade import read_config
 
 COLUMNS = ("run", "passage_turns", "prompt / veto / retry", "passages", "frames/session", "judged", "merged",
            "vetoed", "refused", "retry asked/left", "J", "F1", "evidence recall", "J by category",
@@ -72,7 +69,3 @@ def main(argv: list[str] | None = None) -> int:
     lines += ["| " + " | ".join(row(r)) + " |" for r in runs]
     print("\n".join(lines))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,6 +1,6 @@
 """What would repeat-stop have cut from replies already paid for? Replayed offline, no model call.
 
-    python scripts/repeat_stop_replay.py results/epbench20-local [RUN ...]
+    memeval audit gsw-repeat-stop results/epbench20-local [RUN ...]
 
 For each run of a result bundle (default: every run whose name starts with gsw), reads the
 exported replies of its calls and applies model_access.repeat_stop's cut to each one, the way a
@@ -18,15 +18,11 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import sys
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from memeval.model_access.repeat_stop import RULES, cut_by, cut_repeats, cut_text_repeats  # noqa: E402
-from memeval.model_access.tokenizer import count_tokens  # noqa: E402
+from memeval.model_access.repeat_stop import RULES, cut_by, cut_repeats, cut_text_repeats
+from memeval.model_access.tokenizer import count_tokens
 
 
 def kind_of(text: str) -> str:
@@ -91,13 +87,13 @@ def replay(values: list[dict], rule: str | None = None) -> dict[str, dict[str, f
     return rows
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("bundle", type=Path)
     ap.add_argument("runs", nargs="*", help="run names, or name prefixes (default: the bundle's gsw runs)")
     ap.add_argument("--rule", choices=sorted(RULES), help="apply this rule to every reply (the packages' "
                     "method.stop_repeats), instead of GSW's JSON-items and text-runs pair")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     keyfiles = sorted(args.bundle.glob("keys/*/*.txt"))
     wanted = [k for k in keyfiles if (any(k.stem.startswith(r) for r in args.runs) if args.runs
                                       else k.stem.startswith("gsw"))]
@@ -125,7 +121,4 @@ def main() -> None:
         share = total["tokens_saved"] / max(1, total["tokens"])
         print(f"generated tokens the rule would not have made: {total['tokens_saved']:.0f} of "
               f"{total['tokens']:.0f} ({share:.0%})")
-
-
-if __name__ == "__main__":
-    main()
+    return 0

@@ -1,6 +1,6 @@
 """What a bundle's build notes report per run, read from the run folders alone (no model call).
 
-    python scripts/run_facts.py runs/locomo/seem-* runs/locomo/gsw-* ...
+    memeval audit run-facts runs/locomo/seem-* runs/locomo/gsw-* ...
 
 Prints one markdown row per run: index seconds and model calls of this run (fresh / replayed
 from the cache), what building the index took (the index folder's usage record), answer- and
@@ -26,13 +26,10 @@ def facts(run: Path) -> dict[str, Any]:
     return _facts(run)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("runs", nargs="+", type=Path)
     ap.add_argument("--section", action="store_true", help="print NOTES.md's generated block instead")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     print(section(args.runs) if args.section else "\n".join(table([facts(r) for r in args.runs])))
-
-
-if __name__ == "__main__":
-    main()
+    return 0

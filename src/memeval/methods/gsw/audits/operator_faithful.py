@@ -1,6 +1,6 @@
 """How faithful was GSW's Operator? Measured from a saved index, no model call.
 
-    python scripts/audit_gsw_operator.py RUN_OR_INDEX_DIR [--json]
+    memeval audit gsw-operator RUN_OR_INDEX_DIR [--json]
 
 RUN_OR_INDEX_DIR is a run folder (its index.json names the index folder), an index folder
 (`<index_root>/gsw-<hash>`), or one corpus folder of it. Every chunk record keeps the Operator's
@@ -25,9 +25,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from memeval.methods.gsw.guard import (  # noqa: E402
+from memeval.methods.gsw.guard import (
     NEW_EXAMPLES,
     OLD_EXAMPLES,
     PREVIOUS_EXAMPLES,
@@ -37,8 +35,8 @@ from memeval.methods.gsw.guard import (  # noqa: E402
     guard_operator,
     reply_values,
 )
-from memeval.methods.gsw.schemas import OperatorOutput, SpaceTimeOutput  # noqa: E402
-from memeval.methods.gsw.workspace import is_unanswered  # noqa: E402
+from memeval.methods.gsw.schemas import OperatorOutput, SpaceTimeOutput
+from memeval.methods.gsw.workspace import is_unanswered
 
 
 def corpus_dirs(path: Path) -> list[Path]:
@@ -147,7 +145,3 @@ def main(argv: list[str] | None = None) -> int:
     results = [audit(c) for c in corpus_dirs(a.path)]
     print(json.dumps(results, indent=1) if a.json else "\n\n".join(report(r) for r in results))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

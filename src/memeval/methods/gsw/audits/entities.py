@@ -6,8 +6,8 @@ index was built with before issue 26) and once with them, and the figures of bot
 entity names that are not noun phrases (the health check's heuristic), values of each kind the
 checks drop or repair, places that name a person, times that are not times.
 
-    python scripts/audit_gsw_entities.py results/epbench20-local/indexes/gsw-4b40f1118a
-    python scripts/audit_gsw_entities.py INDEX_DIR --show 20    # the first 20 drops of each kind
+    memeval audit gsw-entities results/epbench20-local/indexes/gsw-4b40f1118a
+    memeval audit gsw-entities INDEX_DIR --show 20    # the first 20 drops of each kind
 """
 
 from __future__ import annotations
@@ -20,15 +20,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from memeval.methods.gsw.counters import kind_validation  # noqa: E402
-from memeval.methods.gsw.frame import speaker_lines  # noqa: E402
-from memeval.methods.gsw.kinds import check_kinds, is_time  # noqa: E402
-from memeval.methods.gsw.operator import outputs_of  # noqa: E402
-from memeval.methods.gsw.reconciler import Reconciler, chunk_workspace  # noqa: E402
-from memeval.methods.gsw.workspace import ChunkRecord, Workspace  # noqa: E402
-from memeval.methods.output_guard import name_problem  # noqa: E402
+from memeval.methods.gsw.counters import kind_validation
+from memeval.methods.gsw.frame import speaker_lines
+from memeval.methods.gsw.kinds import check_kinds, is_time
+from memeval.methods.gsw.operator import outputs_of
+from memeval.methods.gsw.reconciler import Reconciler, chunk_workspace
+from memeval.methods.gsw.workspace import ChunkRecord, Workspace
+from memeval.methods.output_guard import name_problem
 
 
 def _chapters(index: Path) -> list[Path]:
@@ -116,7 +114,3 @@ def main(argv: list[str] | None = None) -> int:
             if vals:
                 print(f"  dropped {kind}: " + "; ".join(repr(x) for x in vals[:args.show]))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

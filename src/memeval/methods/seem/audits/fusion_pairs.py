@@ -4,9 +4,9 @@ from the judge, which merges contradict their own reason, frames without events 
 that copy their passage's opening (what `frame_retry` asks again).
 
     git worktree add /tmp/v1 99bcce6   # the v1 bundles (0.5B runs), which v2 replaced under results/
-    python scripts/seem_fusion_audit.py --results /tmp/v1/results           # the figures, both bundles
-    python scripts/seem_fusion_audit.py --results /tmp/v1/results --pairs   # + every judged pair, for a reader
-    python scripts/seem_fusion_audit.py --results /tmp/v1/results --fixture tests/fixtures/seem_stored_pairs.json
+    memeval audit seem-fusion --results /tmp/v1/results           # the figures, both bundles
+    memeval audit seem-fusion --results /tmp/v1/results --pairs   # + every judged pair, for a reader
+    memeval audit seem-fusion --results /tmp/v1/results --fixture tests/fixtures/seem_stored_pairs.json
 
 The frames of each pair are rebuilt as the run built them: each passage's stored frame record,
 then every merge's stored rewrite in decision order; the judge request built from them must hash
@@ -19,23 +19,19 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from hydra.utils import instantiate
+from omegaconf import OmegaConf
 
-from hydra.utils import instantiate  # noqa: E402
-from omegaconf import OmegaConf  # noqa: E402
-
-from memeval.methods.seem.frames import Frame, copies_opening, frame_from_record, split_passages  # noqa: E402
-from memeval.methods.seem.fusion import union_provenance  # noqa: E402
-from memeval.methods.seem.prompts import judge_messages, merge_messages  # noqa: E402
-from memeval.methods.seem.schemas import FrameOutput, FusionVerdict  # noqa: E402
-from memeval.methods.seem.verdict import CONTRADICTS  # noqa: E402
-from memeval.methods.seem.veto import conflict, dates_in  # noqa: E402
-from memeval.model_access.cache import ResponseCache, cache_key  # noqa: E402
+from memeval.methods.seem.frames import Frame, copies_opening, frame_from_record, split_passages
+from memeval.methods.seem.fusion import union_provenance
+from memeval.methods.seem.prompts import judge_messages, merge_messages
+from memeval.methods.seem.schemas import FrameOutput, FusionVerdict
+from memeval.methods.seem.verdict import CONTRADICTS
+from memeval.methods.seem.veto import conflict, dates_in
+from memeval.model_access.cache import ResponseCache, cache_key
 
 BUNDLES = {"epbench20-local": "epbench20/seem-a384823753", "locomo-local": "locomo/seem-cbefab33e1"}
 TOLERANCES = (0, 3, 7, 14, 31)
@@ -140,13 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(lines))
     if args.fixture:
         data = {"about": "SEEM's judged fusion pairs in the shipped bundles, frames as the judge read them "
-                         "(written by scripts/seem_fusion_audit.py --fixture)",
+                         "(written by memeval audit seem-fusion --fixture)",
                 "bundles": {k: {"model": b["model"], "written": b["written"], "pairs": b["pairs"]}
                             for k, b in built.items()}}
         args.fixture.parent.mkdir(parents=True, exist_ok=True)
         args.fixture.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

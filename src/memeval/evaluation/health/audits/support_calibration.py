@@ -5,29 +5,26 @@ benchmark data from its bundled run folder (results/<bundle>/runs/<dataset>/<run
 labelled claim against its source units as `memeval health` does, and prints precision and recall
 of "unsupported" and the accuracy at each threshold tried, the configured one marked.
 
-    .venv/bin/python scripts/support_calibration.py
+    memeval audit support-calibration
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from memeval.evaluation.health.support_calibration import score_labels, table  # noqa: E402
-from memeval.evaluation.runs.health_file import load_thresholds  # noqa: E402
-from memeval.evaluation.runs.upgrade import saved_dataset  # noqa: E402
+from memeval.evaluation.health.support_calibration import score_labels, table
+from memeval.evaluation.runs.health_file import load_thresholds
+from memeval.evaluation.runs.upgrade import saved_dataset
+from memeval.paths import PACKAGE, ROOT
 
 TRIED = [0.0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.34, 0.4, 0.5]
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--labels", type=Path, default=ROOT / "evaluation/judge_meta/support_labels.jsonl")
+    ap.add_argument("--labels", type=Path, default=PACKAGE / "evaluation/judge_meta/support_labels.jsonl")
     args = ap.parse_args(argv)
     labels = [json.loads(line) for line in args.labels.read_text().splitlines() if line.strip()]
     corpora = {}
@@ -43,7 +40,3 @@ def main(argv: list[str]) -> int:
           f"configured claim_share {th['claim_share']}")
     print(table(score_labels(labels, corpora, th, TRIED)))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
