@@ -29,11 +29,11 @@ UV="$TOOLS/bin/uv"
 # fresh environment.
 if [ "${1:-}" = "baseline" ]; then
   NAME="${2:?usage: bash scripts/lock_env.sh baseline NAME}"
-  IN="methods/external/locks/$NAME.in"
+  IN="src/memeval/methods/external/locks/$NAME.in"
   [ -f "$IN" ] || { echo "no $IN" >&2; exit 1; }
   "$UV" pip compile "$IN" --python-version 3.11 --python-platform x86_64-manylinux_2_28 --generate-hashes \
-    --custom-compile-command "bash scripts/lock_env.sh baseline $NAME" "${@:3}" -o "methods/external/locks/$NAME.txt"
-  echo "locked: $(grep -c '^[a-z0-9]' "methods/external/locks/$NAME.txt") packages ($NAME)"
+    --custom-compile-command "bash scripts/lock_env.sh baseline $NAME" "${@:3}" -o "src/memeval/methods/external/locks/$NAME.txt"
+  echo "locked: $(grep -c '^[a-z0-9]' "src/memeval/methods/external/locks/$NAME.txt") packages ($NAME)"
   exit 0
 fi
 FIND_LINKS=()

@@ -229,7 +229,7 @@ def test_longmemeval_identical_haystacks_share_one_corpus(tmp_path: Path, monkey
     rows = [_instance("q1"), _instance("q2_abs"), _instance("q3", date="2023/05/02 (Tue) 10:00")]
     with gzip.open(tmp_path / rel, "wt", encoding="utf-8") as f:
         json.dump(rows, f)
-    monkeypatch.setattr(lme_data, "verify", lambda root, r: DataFile(r, None, "unverified"))
+    monkeypatch.setattr(lme_data, "verify", lambda root, r, files=None: DataFile(r, None, "unverified"))
     ds = LongMemEvalLoader("s", str(tmp_path)).load()
     q1, q2, q3 = ds.questions
     assert q1.corpus_id == q2.corpus_id != q3.corpus_id and len(ds.corpora) == 2

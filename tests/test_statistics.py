@@ -248,7 +248,7 @@ def _fake_locomo(root: Path, audit_rows: list[dict] | None) -> None:
 
 
 def test_gold_audit_rows_map_to_question_ids(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(locomo_data, "verify", lambda root, rel: DataFile(rel, "ab" * 32, "test"))
+    monkeypatch.setattr(locomo_data, "verify", lambda root, rel, files=None: DataFile(rel, "ab" * 32, "test"))
     _fake_locomo(tmp_path, [
         {"sample_id": "conv-7", "qa_index": 0, "category": 4, "audit_a": {"type": "WRONG_CITATION", "score_corrupting": False}},
         {"sample_id": "conv-7", "qa_index": 1, "category": 2, "audit_a": {"type": "TEMPORAL_ERROR", "score_corrupting": True},
@@ -262,7 +262,7 @@ def test_gold_audit_rows_map_to_question_ids(tmp_path: Path, monkeypatch) -> Non
 
 
 def test_a_misaligned_or_missing_audit_file(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(locomo_data, "verify", lambda root, rel: DataFile(rel, "ab" * 32, "test"))
+    monkeypatch.setattr(locomo_data, "verify", lambda root, rel, files=None: DataFile(rel, "ab" * 32, "test"))
     _fake_locomo(tmp_path / "bad", [{"sample_id": "conv-7", "qa_index": 0, "category": 2, "audit_b": {"label": "WRONG"}}])
     with pytest.raises(Exception, match="does not match locomo10.json"):
         locomo_data.LoCoMoLoader(str(tmp_path / "bad")).load()

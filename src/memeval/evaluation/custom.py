@@ -15,6 +15,7 @@ match_list), so the table can say how far the judge agrees with it; version 1 di
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -39,7 +40,7 @@ from .epbench.universe import Universe
 from .presentation import Presentation
 from .protocol import Protocol, fmt, provenance_header
 from .retrieval_diagnostics import question_diagnostics
-from .stats import bootstrap_std, nanmean
+from .stats import bootstrap_std, mean_at, nanmean
 from .verdict import Verdict
 
 TEXT_JUDGE_VERSION = "custom-text-judge-v1"
@@ -168,7 +169,7 @@ class CustomProtocol(Protocol):
             if self.credit == "grounded" and ("matching_score" in j or "correct" in j) \
                     and "matching_score_grounded" not in j and "correct_grounded" not in j:  # judged before grounding
                 gold_list = p["gold"] if isinstance(p.get("gold"), list) else [str(p.get("gold", ""))]
-                j = {**j, **grounded_fields(kind, str(p.get("question", "")), gold_list, str(p.get("answer", "")), j,
+                j = {**j, **grounded_fields(str(kind), str(p.get("question", "")), gold_list, str(p.get("answer", "")), j,
                                             self.behaviour)}
             grounded = self.credit == "grounded"
             if kind == "items" and "matching_score" in j:
@@ -193,7 +194,7 @@ class CustomProtocol(Protocol):
             arr = np.array([r[key] for r in rows], dtype=float)
             out[key] = nanmean(arr) if arr.size else math.nan
             if key in ("score", "item_f1", "judge", "token_f1"):
-                out[f"{key}_std"] = bootstrap_std(len(arr), lambda i, a=arr: nanmean(a[i]), self.resamples, self.seed)
+                out[f"{key}_std"] = bootstrap_std(len(arr), partial(mean_at, arr), self.resamples, self.seed)
         return out
 
     def metrics(self, judgments: list[dict[str, Any]], predictions: list[dict[str, Any]],

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from statistics import NormalDist
+from typing import Any
 
 import numpy as np
 
@@ -55,6 +56,11 @@ def nanmean(a: np.ndarray) -> float:
     """Mean over defined values (NaN marks "not applicable", e.g. no evidence to recall)."""
     ok = a[~np.isnan(a)]
     return float(ok.mean()) if ok.size else math.nan
+
+
+def mean_at(values: np.ndarray, idx: Any) -> float:
+    """`nanmean(values[idx])`: a resample's mean, as a named function (bootstrap_std's statistic)."""
+    return nanmean(values[idx])
 
 
 def paired_difference(a: dict[str, float], b: dict[str, float], resamples: int = 1000,

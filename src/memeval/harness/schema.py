@@ -28,7 +28,7 @@ class SubsetConfig:
     n: int | None = None  # the value lives in conf/config.yaml
     seed: int = 0
     ids: list[str] | None = None
-    name: str | None = None  # a named subset (datasets/subset.py NAMED), e.g. table13
+    name: str | None = None  # a named subset a loader declares (`named_subsets`)
     within_units: int | None = None  # only questions whose gold units are all in the first N units
     index_units: int | None = None  # index only each corpus' first N units (questions: gold within them)
     extra: Any = None  # {stratum: k}: k more questions there beyond n's even spread

@@ -106,17 +106,19 @@ def data_licence(loader_target: str | None) -> tuple[str, str]:
 def judge_agreement(metrics: dict[str, Any]) -> str:
     """One phrase: how the run's LLM judge lines up with a model-free check (its raw verdicts: the
     grounded credit is partly built from the matcher, evaluation.agreement.judge_block)."""
-    agree = judge_block(metrics.get("agreement")) or metrics.get("agreement")
+    saved = metrics.get("agreement")
+    agree: Any = judge_block(saved) or saved
     if isinstance(agree, dict) and agree.get("n_items") is not None:
         item, q = agree.get("item_agreement"), agree.get("question_agreement")
-        who = "judge (raw)" if agree is not metrics.get("agreement") or agree.get("credit") == "raw" else \
+        own_block = agree is saved  # the block itself, not its other_credit.raw
+        who = "judge (raw)" if not own_block or agree.get("credit") == "raw" else \
             f"{agree.get('credit', '?')} credit"
         return (f"{who} vs deterministic matcher: {_pct(item)} of {agree['n_items']} gold items, "
                 f"{_pct(q)} of {agree.get('n_questions')} questions agree")
     jf = metrics.get("judge_f1")
     if isinstance(jf, dict):
         credit = str(metrics.get("credit") or "raw")
-        d = jf.get(credit) or next(iter(jf.values()), {})
+        d: Any = jf.get(credit) or next(iter(jf.values()), {})
         if isinstance(d, dict) and "agreement" in d:
             auc = d.get("auc")
             return (f"{credit} judge vs token F1 >= {d.get('threshold')}: {_pct(d.get('agreement'))} of "

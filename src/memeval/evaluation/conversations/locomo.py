@@ -14,6 +14,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,7 @@ from memeval.settings_history import Introduced
 from ..calibration import header_line
 from ..presentation import Column, Presentation, ReportTable
 from ..protocol import Protocol, Resampling, fmt, provenance_header
-from ..stats import bootstrap_std, nanmean
+from ..stats import bootstrap_std, mean_at
 from ..verdict import Verdict
 from .behaviour import ConversationGrounding, LoCoMoBehaviour, LoCoMoJudge
 from .grounding import (
@@ -313,7 +314,7 @@ class LoCoMoProtocol(Protocol):
         for key in ("f1", "bleu1", "judge", "evidence_recall"):
             arr = np.array([r[key] for r in rows], dtype=float)
             out[key] = _mean(arr.tolist())
-            out[f"{key}_std"] = bootstrap_std(len(arr), lambda i, a=arr: nanmean(a[i]),
+            out[f"{key}_std"] = bootstrap_std(len(arr), partial(mean_at, arr),
                                               self.resamples, self.seed, clusters)
         for key in ("judge_raw", "judge_grounded"):
             out[key] = _mean([r[key] for r in rows])

@@ -150,11 +150,11 @@ def false_accept(run: Path, metrics: dict[str, Any]) -> tuple[float | None, str]
         if isinstance(block, dict) and block.get("false_accept_rate") is not None:
             n = block.get("n_known_wrong") or block.get("n")
             return float(block["false_accept_rate"]), f"{source}" + (f", {n} known-wrong answers" if n else "")
-    prov = metrics.get("provenance") if isinstance(metrics.get("provenance"), dict) else {}
+    prov: dict[str, Any] = metrics["provenance"] if isinstance(metrics.get("provenance"), dict) else {}
     family = (prov.get("protocol") or {}).get("protocol") if isinstance(prov.get("protocol"), dict) else None
     entry = measured_for(str(family), prov, metrics.get("judge_prompt"), str(metrics.get("credit")))
     measured = overall_rate(entry) if entry else None
-    if measured is not None:
+    if measured is not None and entry is not None:
         return measured[0], (f"judge-check --known-wrong of {str(entry.get('measured_at', '?'))[:10]}, "
                              f"{measured[1]} known-wrong answers")
     return None, ""
@@ -166,8 +166,8 @@ def _read(path: Path) -> Any:
 
 def grounding_check(metrics: dict[str, Any], current: int | None, limits: dict[str, Any]) -> Check:
     """The run's grounding version against the protocol's current one (metrics.json provenance)."""
-    prov = metrics.get("provenance") if isinstance(metrics.get("provenance"), dict) else {}
-    proto = prov.get("protocol") if isinstance(prov.get("protocol"), dict) else {}
+    prov: dict[str, Any] = metrics["provenance"] if isinstance(metrics.get("provenance"), dict) else {}
+    proto: dict[str, Any] = prov["protocol"] if isinstance(prov.get("protocol"), dict) else {}
     version = proto.get("grounding_version")
     if current is None or not isinstance(version, int):
         return not_measured("judge_grounding", SCOPE, limits, "the protocol has no grounding versions")

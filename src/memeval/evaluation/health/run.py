@@ -34,7 +34,7 @@ def protocol_class(run: Path) -> type[Protocol]:
 def prompt_examples(run: Path) -> tuple[str, ...]:
     """The example values of the answer prompt the run was sent (its protocol settings, upgraded)."""
     settings = OmegaConf.to_container(read_config(run).dataset.protocol, resolve=True)
-    return tuple(protocol_class(run).answer_examples(settings if isinstance(settings, dict) else {}))
+    return tuple(protocol_class(run).answer_examples({str(k): v for k, v in settings.items()} if isinstance(settings, dict) else {}))
 
 
 def corpus_units(run: Path) -> dict[str, int]:

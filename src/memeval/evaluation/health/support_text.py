@@ -134,7 +134,7 @@ def _content_long(text: str) -> Content:
 
 
 def _content_raw(text: str) -> Content:
-    return content.__wrapped__(text)  # type: ignore[attr-defined]
+    return content.__wrapped__(text)
 
 
 def missing(claim: str, source: Source, date_window: int = 7) -> tuple[list[str], int]:

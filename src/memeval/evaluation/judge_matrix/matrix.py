@@ -56,7 +56,7 @@ def strict_protocol(cfg: DictConfig) -> Protocol:
     node = cfg.dataset.protocol
     if "credit" in node:
         node.credit = "grounded"
-    current = get_class(str(node._target_)).current_grounding
+    current = getattr(get_class(str(node._target_)), "current_grounding", None)
     if "grounding_version" in node and current is not None:
         node.grounding_version = current
     return instantiate(node)

@@ -34,7 +34,8 @@ def scope_note(matrix: dict[str, Any]) -> str:
     scores = [f"{name}: {score}" for name, score in declared("matrix_score")]
     if _headline_only(matrix):
         counted = [f"{name}: {which}" for name, which in declared("matrix_headline")]
-        return f"the questions the protocol's headline counts ({'; '.join([*counted, *scores])})"
+        said = "; ".join([*counted, *scores])
+        return "the questions the protocol's headline counts" + (f" ({said})" if said else "")
     return f"the shared questions ({'; '.join(['adversarial and unanswerable ones included', *scores])})"
 
 

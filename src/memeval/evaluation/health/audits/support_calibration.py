@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from memeval.evaluation.health.support_calibration import score_labels, table
 from memeval.evaluation.runs.health_file import load_thresholds
@@ -27,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--labels", type=Path, default=PACKAGE / "evaluation/judge_meta/support_labels.jsonl")
     args = ap.parse_args(argv)
     labels = [json.loads(line) for line in args.labels.read_text().splitlines() if line.strip()]
-    corpora = {}
+    corpora: dict[Any, Any] = {}
     for bundle, dataset, run in sorted({(lab["bundle"], lab["dataset"], lab["run"]) for lab in labels}):
         folder = ROOT / "results" / bundle / "runs" / dataset / run
         if not folder.is_dir() or any(k[0] == dataset for k in corpora):
