@@ -27,7 +27,6 @@ from memeval.evaluation.runs.records import (
     RecordError,
     record_for,
     upgraded_judgment,
-    upgraded_meta,
     upgraded_metrics,
 )
 from memeval.evaluation.runs.upgrade import (
@@ -36,7 +35,6 @@ from memeval.evaluation.runs.upgrade import (
     question_diagnostics,
     upgrade_meta,
     upgrade_metrics,
-    upgrade_protocol_description,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -134,16 +132,28 @@ def test_a_format_0_judgments_line_migrates_its_diagnostics_out() -> None:
         assert Judgment.model_validate(saved, context={"run_format": 1}).model_dump() == saved  # format 1: as is
 
 
-def test_meta_and_metrics_migrate_as_the_upgrade_module_reads_them() -> None:
-    presentation, describe = {"headline": "made.up"}, upgrade_protocol_description
+def test_meta_and_metrics_migrate_as_their_format_says() -> None:
+    """The upgrade module reads artifacts through these records: a format-3 run reads as written;
+    a format-0 run's protocol description gains the keys its format lacked (never changing a saved
+    one), and its metrics the presentation and statistics blocks the caller gives."""
+    presentation = {"headline": "made.up"}
+    blocks = lambda: {"statistics": {"resampling_unit": "question"}}  # noqa: E731
     for run in RUNS:
         meta = json.loads(_text(run / "meta.json"))
-        assert json_text(upgraded_meta(meta, describe)) == json_text(upgrade_meta(meta)), run
         metrics = json.loads(_text(run / "metrics.json"))
-        blocks = lambda: {"statistics": {"resampling_unit": "question"}}  # noqa: E731
-        expected = upgrade_metrics(metrics, meta, presentation, blocks)
-        got = upgraded_metrics(metrics, artifacts_format(meta), describe, presentation, blocks)
-        assert json_text(got) == json_text(expected), run
+        fmt = artifacts_format(meta)
+        read = upgrade_meta(meta)
+        if fmt == RUN_FORMAT:
+            assert json_text(read) == json_text(meta), run
+            assert json_text(upgrade_metrics(metrics, meta, presentation, blocks)) == json_text(metrics), run
+            continue
+        assert fmt == 0, run
+        saved, upgraded = meta["protocol"], read["protocol"]
+        assert set(upgraded) > set(saved), run  # keys its format lacked, at what their absence meant
+        assert all(upgraded[k] == v for k, v in saved.items()), run  # a saved key is never changed
+        got = upgrade_metrics(metrics, meta, presentation, blocks)
+        assert got["presentation"] == presentation and got["statistics"] == {"resampling_unit": "question"}
+        assert got["provenance"]["protocol"] == upgraded, run
     old = json.loads(_text(V1[0] / "metrics.json"))
     assert "presentation" not in old and upgraded_metrics(old, 0, presentation=presentation)["presentation"] == presentation
     assert max(Meta.VERSION, Metrics.VERSION, Judgment.VERSION) <= RUN_FORMAT  # no layout newer than the format

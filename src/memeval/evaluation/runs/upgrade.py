@@ -48,6 +48,7 @@ from memeval.model_access.errors import ConfigError
 from memeval.settings_history import Record, hashed_as_absent, introduced
 
 from .health_file import load_thresholds
+from .records import DIAGNOSTIC_KEYS, upgraded_judgment, upgraded_meta, upgraded_metrics
 
 RUN_FORMAT = 3  # 3: issue 26's settings (Introduced until_format=3); artifacts laid out as in 2
 
@@ -279,36 +280,20 @@ def upgrade_protocol_description(proto: Any, fmt: int = 0) -> Any:
 
 
 def upgrade_meta(meta: dict[str, Any], where: str = "meta.json") -> dict[str, Any]:
-    fmt = artifacts_format(meta, where)
-    if fmt >= RUN_FORMAT and "protocol" not in meta:
-        return meta
-    return {**meta, "protocol": upgrade_protocol_description(meta.get("protocol"), fmt)}
+    """meta.json as today's code reads it: the typed record's own migrations (records.Meta), with
+    an older protocol description completed by its protocol class."""
+    artifacts_format(meta, where)  # a newer format than this code knows is refused here
+    return upgraded_meta(meta, upgrade_protocol_description)
 
 
 def upgrade_metrics(metrics: dict[str, Any], meta: dict[str, Any],
                     presentation: dict[str, Any] | None = None,
                     blocks: Callable[[], dict[str, Any]] | None = None) -> dict[str, Any]:
-    """metrics.json of an older run as today's score stage writes it. Formats 0-2: the protocol
-    description completed (upgrade_protocol_description). Format 0: the protocol's
-    `presentation` block (given by the caller, which has the run's protocol) appended. Formats
-    0 and 1: the statistics blocks appended, computed
-    by `blocks` (the caller's, which has the run's artifacts) unless the file has them (a
-    folder rescored by today's code: `statistics` marks it)."""
-    fmt = artifacts_format(meta)
-    if fmt >= RUN_FORMAT:
-        prov = metrics.get("provenance")
-        if isinstance(prov, dict) and "protocol" in prov:
-            return {**metrics, "provenance": {**prov, "protocol": upgrade_protocol_description(prov["protocol"], fmt)}}
-        return metrics
-    out = dict(metrics)
-    if isinstance(out.get("provenance"), dict):
-        out["provenance"] = {**out["provenance"],
-                             "protocol": upgrade_protocol_description(out["provenance"].get("protocol"), fmt)}
-    if fmt < 1 and presentation is not None and "presentation" not in out:
-        out["presentation"] = presentation
-    if blocks is not None and "statistics" not in out:
-        out.update(blocks())
-    return out
+    """metrics.json of an older run as today's score stage writes it (records.Metrics: the
+    protocol description completed; format 0's `presentation` block, given by the caller, which
+    has the run's protocol; before format 2 the statistics blocks, computed by `blocks` unless
+    the file has them)."""
+    return upgraded_metrics(metrics, artifacts_format(meta), upgrade_protocol_description, presentation, blocks)
 
 
 def recorded_facts(run: Path, meta: dict[str, Any], run_ids: set[str],
@@ -357,9 +342,6 @@ def _load_dataset(loader_json: str) -> Any:
     return instantiate(json.loads(loader_json)).load()
 
 
-DIAGNOSTIC_KEYS = ("failure_label", "gold_recall", "all_gold_present", "gold_token_share")
-
-
 def question_diagnostics(run: Path) -> dict[str, dict[str, Any]]:
     """question_id -> the score stage's per-question diagnostics and failure label: from
     diagnostics.jsonl, or (format 0) from the keys the score stage wrote into judgments.jsonl."""
@@ -369,7 +351,7 @@ def question_diagnostics(run: Path) -> dict[str, dict[str, Any]]:
     if folder.has("diagnostics.jsonl"):
         return {r["question_id"]: {k: r.get(k) for k in DIAGNOSTIC_KEYS}
                 for r in folder.read_jsonl("diagnostics.jsonl")}
-    return {j["question_id"]: {k: j[k] for k in DIAGNOSTIC_KEYS if k in j}
+    return {j["question_id"]: upgraded_judgment(j, 0)[1]
             for j in folder.read_jsonl("judgments.jsonl") if "failure_label" in j}
 
 
