@@ -82,7 +82,7 @@ def check_run(run: Path, thresholds: dict[str, Any], index: dict[str, Any] | Non
     judgments = folder.read_jsonl("judgments.jsonl")
     metrics = read_metrics(folder)
     proto = protocol_class(run)
-    data = dataset if dataset is not None else saved_dataset(run)
+    data = dataset if dataset is not None else saved_dataset(run, as_indexed=True)  # as the runner hands it
     checks = [*index_checks(index, thresholds["index"]),
               *context_checks(predictions, metrics, markers, proto.gold_strings_in_text, corpus_units(run),
                               thresholds["context"], unit_dates(data), corpus_vocabularies(data), labels),

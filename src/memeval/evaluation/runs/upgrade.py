@@ -317,11 +317,22 @@ def recorded_facts(run: Path, meta: dict[str, Any], run_ids: set[str],
     return dataset_facts(dataset, None if filtered else dataset.questions, run_ids)
 
 
-def saved_dataset(run: Path, data_dir: Path | None = None) -> Any:
+def saved_dataset(run: Path, data_dir: Path | None = None, as_indexed: bool = False) -> Any:
     """The benchmark data the run's saved loader reads (at `data_dir` when given, else the saved
     path if it exists, else $MEMEVAL_DATA); None when the config names no loader or the data is
-    not on this machine."""
+    not on this machine. `as_indexed`: cut to the first units the run indexed
+    (`subset.index_units`), as the runner cut it: what the run's index and contexts came from."""
     cfg = read_config(run)
+    data = _saved_dataset(cfg, data_dir)
+    cut = (cfg.get("subset") or {}).get("index_units")
+    if data is not None and as_indexed and cut is not None:
+        from memeval.datasets.subset import first_units
+
+        data = first_units(data, int(cut))
+    return data
+
+
+def _saved_dataset(cfg: DictConfig, data_dir: Path | None) -> Any:
     loader = OmegaConf.to_container(cfg.dataset.loader, resolve=True) if "loader" in cfg.get("dataset", {}) else None
     if not isinstance(loader, dict):
         return None

@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         folder = ROOT / "results" / bundle / "runs" / dataset / run
         if not folder.is_dir() or any(k[0] == dataset for k in corpora):
             continue
-        data = saved_dataset(folder)
+        data = saved_dataset(folder, as_indexed=True)
         if data is not None:
             corpora.update({(dataset, str(cid)): c for cid, c in data.corpora.items()})
     th = load_thresholds()["index"]["unsupported_claims"]
