@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import importlib.util
 import json
 import random
 import resource
@@ -28,19 +27,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from scripted import scripted_server
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _scripted_server() -> type:
-    """tests/scripted_server.py's ScriptedServer, loaded from its file (the test helper is no package;
-    under pytest, the module conftest already imported)."""
-    module = sys.modules.get("scripted_server")
-    if module is None:
-        spec = importlib.util.spec_from_file_location("scripted_server", ROOT / "tests" / "scripted_server.py")
-        assert spec is not None and spec.loader is not None
-        module = sys.modules["scripted_server"] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return module.ScriptedServer
 
 FIRST = ["Ava", "Ben", "Cara", "Dev", "Ezra", "Fay", "Gus", "Hana", "Ivo", "Jade", "Kai", "Lena", "Milo", "Nora"]
 LAST = ["Stone", "Cole", "Dale", "Edwards", "Ford", "Grant", "Hale", "Irwin", "Jones", "Keller", "Lopez"]
@@ -74,7 +65,7 @@ def _children_cpu() -> float:
 
 
 def one_size(n: int, seed: int = 0) -> dict:
-    ScriptedServer = _scripted_server()
+    ScriptedServer = scripted_server()
 
     from memeval.datasets.types import ContextCap, Corpus, Question, Unit
     from memeval.methods.base import Services

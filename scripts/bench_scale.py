@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import json
 import re
 import resource
@@ -30,19 +29,11 @@ import time
 import zlib
 from pathlib import Path
 
+from scripted import scripted_server
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _scripted_server() -> type:
-    """tests/scripted_server.py's ScriptedServer, loaded from its file (the test helper is no package;
-    under pytest, the module conftest already imported)."""
-    module = sys.modules.get("scripted_server")
-    if module is None:
-        spec = importlib.util.spec_from_file_location("scripted_server", ROOT / "tests" / "scripted_server.py")
-        assert spec is not None and spec.loader is not None
-        module = sys.modules["scripted_server"] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return module.ScriptedServer
 
 METHODS = ["vanilla", "embedding_rag", "gsw"]  # the baselines need their own environments
 INVENTED = ["Orla", "Pim", "Quill", "Rhea", "Soren", "Tilde", "Umber", "Vale", "Wren", "Xan", "Yara", "Zeno",
@@ -80,7 +71,7 @@ def synthetic_corpus(n: int, data_dir: Path) -> object:
 def one(method: str, n: int, data_dir: Path) -> dict:
     from hydra.utils import instantiate
     from omegaconf import OmegaConf
-    ScriptedServer = _scripted_server()
+    ScriptedServer = scripted_server()
 
     from memeval.datasets.types import ContextCap, Question
     from memeval.methods.base import Services

@@ -24,7 +24,6 @@ The LightRAG baseline needs its environment (`python scripts/setup_baselines.py 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import random
@@ -40,6 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scripted import scripted_server
+
 from memeval.model_access.cache import cache_key
 from memeval.model_access.chat import endpoint_identity
 from memeval.model_access.repeat_stop import RULES
@@ -47,19 +48,9 @@ from memeval.model_access.repeat_stop import RULES
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _scripted_server() -> type:
-    """tests/scripted_server.py's ScriptedServer, loaded from its file (the test helper is no package;
-    under pytest, the module conftest already imported)."""
-    module = sys.modules.get("scripted_server")
-    if module is None:
-        spec = importlib.util.spec_from_file_location("scripted_server", ROOT / "tests" / "scripted_server.py")
-        assert spec is not None and spec.loader is not None
-        module = sys.modules["scripted_server"] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return module.ScriptedServer
 
 
-ScriptedServer = _scripted_server()
+ScriptedServer = scripted_server()
 
 COMPARED = ("metrics.json", "judgments.jsonl", "results.md")
 # LightRAG orders equally ranked entities and relations in its context by the order its async
