@@ -13,6 +13,7 @@ Create it with `python scripts/setup_ray.py`.
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from memeval.methods.external import envs
@@ -33,13 +34,30 @@ def ray_env_dir() -> Path:
 
 
 def find_ray_env() -> Path | None:
-    """The ready environment, or None if `python scripts/setup_ray.py` has not completed."""
-    return envs.find_env(SPEC)
+    """The ready environment (memeval importable in it), or None if `python scripts/setup_ray.py`
+    has not completed."""
+    env = envs.find_env(SPEC)
+    return env if env is not None and _imports_this_checkout(env) else None
 
 
 def ensure_ray_env(log=print) -> Path:  # noqa: ANN001 - any print-like callable
     """Create the environment once (under a file lock; a second caller waits) and return its folder."""
-    return envs.ensure_spec(SPEC, log)
+    env = envs.ensure_spec(SPEC, log)
+    if not _imports_this_checkout(env):
+        # the lock pins the framework's dependencies, not the framework: the driver (run.py) and
+        # every Ray worker import memeval from this checkout's src/, through a .pth file (what an
+        # editable install writes; the environment has no pip)
+        log(f"[envs] {env.name}: memeval from {ROOT / 'src'} (a .pth file in its site-packages)")
+        site = subprocess.run([str(python(env)), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        (Path(site) / "memeval-checkout.pth").write_text(str((ROOT / "src").resolve()) + "\n", encoding="utf-8")
+    return env
+
+
+def _imports_this_checkout(env: Path) -> bool:
+    code = "import memeval, pathlib, sys; sys.exit(pathlib.Path(memeval.__file__).resolve().parents[1] != pathlib.Path(sys.argv[1]))"
+    done = subprocess.run([str(python(env)), "-c", code, str((ROOT / "src").resolve())], capture_output=True)
+    return done.returncode == 0
 
 
 def python(env: Path) -> Path:
