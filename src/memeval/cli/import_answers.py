@@ -77,7 +77,8 @@ def _reads_published_verdicts(dataset: str) -> bool:
     if not path.is_file():
         return False
     target = ((yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("protocol") or {}).get("_target_")
-    return bool(target) and "verdicts" in inspect.signature(get_class(str(target)).__init__).parameters
+    # the class's call signature: what Hydra's instantiate passes the protocol's settings to
+    return bool(target) and "verdicts" in inspect.signature(get_class(str(target))).parameters
 
 
 def _key(override: str) -> str:
@@ -123,12 +124,13 @@ def select_questions(cfg: Any, answers: Any, overrides: list[str]) -> int:
     """Check the file against the dataset and fix the run's questions; returns how many of the
     file's answers the run leaves out (questions it did not select). One error before any model."""
     from hydra.utils import instantiate
-    from omegaconf import OmegaConf, open_dict
+    from omegaconf import open_dict
 
     from memeval.datasets.answers_file import check_coverage, check_dataset
     from memeval.harness.build import build
+    from memeval.harness.config_data import as_dict
 
-    loader = OmegaConf.to_container(cfg.dataset.loader, resolve=True)
+    loader = as_dict(cfg.dataset.loader, resolve=True, what="dataset.loader")
     for key in LOADER_FILTERS:  # ids are known to the dataset whatever the run selects of it
         if key in loader:
             loader[key] = None

@@ -43,9 +43,8 @@ def parser(prog: str = "memeval judge-matrix") -> argparse.ArgumentParser:
 def _judge_config(args: Any, runs: list[Path]) -> Any:
     """The config the judge is built from: --judge composed as a run would, else the first run's
     saved judge (all runs must share it)."""
-    from omegaconf import OmegaConf
-
     from memeval.evaluation.runs.upgrade import read_config
+    from memeval.harness.config_data import as_dict
 
     if args.judge:
         from .judge_check import compose_config, default_data_dir
@@ -55,8 +54,8 @@ def _judge_config(args: Any, runs: list[Path]) -> Any:
         return compose_config(sets[default_name(sets)], args.judge, args.data_dir or default_data_dir(), args.cache,
                               args.override)
     configs = [read_config(r) for r in runs]
-    keys = {json.dumps({k: OmegaConf.to_container(c.judge).get(k) for k in ("model", "model_revision", "base_url")})
-            for c in configs}
+    judges = [as_dict(c.judge, resolve=False, what="judge") for c in configs]
+    keys = {json.dumps({k: j.get(k) for k in ("model", "model_revision", "base_url")}) for j in judges}
     if len(keys) > 1:
         raise SystemExit("error: the runs were judged by different judges; choose one with --judge NAME")
     cfg = configs[0]

@@ -78,7 +78,7 @@ def regrade(run: Path, settings: list[tuple[str, Any]], output_root: Path, index
         t0 = time.perf_counter()
         with replaying(replay):
             try:
-                out = Path(run_pipeline(cfg))
+                out = run_pipeline(cfg)  # the run folder (None only for stages=[estimate])
             except Exception:  # noqa: BLE001 - reported with the calls it would have needed
                 if not replay.refused:
                     raise

@@ -23,6 +23,7 @@ from memeval.model_access.errors import ConfigError
 from memeval.model_access.gate import CallSettings
 from memeval.model_access.usage import Price, UsageLedger
 
+from .config_data import as_dict
 from .plugin import check_params, method_code, outside_core_code
 from .reference import check_scope
 from .replay import active_replay
@@ -65,7 +66,7 @@ class Components:
 
 
 def _ledger(cfg: DictConfig) -> UsageLedger:
-    table = OmegaConf.to_container(cfg.prices.models, resolve=True) or {}
+    table = as_dict(cfg.prices.models, resolve=True, what="prices.models")
     prices = {name: Price(**spec) for name, spec in table.items()}
     return UsageLedger(prices=prices, price_table_version=str(cfg.prices.version))
 
@@ -151,13 +152,14 @@ def identity(cfg: DictConfig) -> dict[str, Any]:
     reading of a saved one); hashed into the run folder name through the upgrade module's view
     (an indexing model that is the answering model, and the fair experiment, hash as absent)."""
     cfg = with_current_paths(cfg)  # classes are imported by today's path, hashed by their first
-    pick = {k: OmegaConf.to_container(cfg[k], resolve=True) for k in ("method", "dataset", "context_cap", "subset")}
+    pick: dict[str, Any] = {k: OmegaConf.to_container(cfg[k], resolve=True)  # each as written: hashed as is
+                            for k in ("method", "dataset", "context_cap", "subset")}
     for key in _location_params(pick["method"]):  # where an input lives is not what it holds
         pick["method"].pop(key, None)
     for k in ("llm", "llm_index", "judge", "embedder"):
         if k not in cfg:  # llm_index: a config saved before it
             continue
-        node = OmegaConf.to_container(cfg[k], resolve=True)
+        node = as_dict(cfg[k], resolve=True, what=k)
         pick[k] = {f: node.get(f) for f in MODEL_IDENTITY}
     if "experiment" in cfg:
         pick["experiment"] = str(cfg.experiment.name)
@@ -203,8 +205,7 @@ def build(cfg: DictConfig, check: bool = True, dry: Any = None) -> Components:
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
     protocol: Protocol = instantiate(upgraded.dataset.protocol)
-    subset = OmegaConf.to_container(cfg.subset, resolve=True)
-    assert isinstance(subset, dict)
+    subset = as_dict(cfg.subset, resolve=True, what="subset")
     try:
         questions, pool, filters = draw(dataset, subset)
     except ValueError as exc:
@@ -230,7 +231,8 @@ def build(cfg: DictConfig, check: bool = True, dry: Any = None) -> Components:
     _check_window(cap, llm, str(cfg.llm.model))
     judge: ChatModel = instantiate(cfg.judge, _partial_=True)(**make, settings=chat_settings)
     embedder: Embedder = instantiate(cfg.embedder, _partial_=True)(**make, settings=CallSettings(budget, dry))
-    for component in (llm, *([index_llm] if index_llm is not None else []), judge, embedder):
+    clients: list[ChatModel | Embedder] = [llm, *([index_llm] if index_llm is not None else []), judge, embedder]
+    for component in clients:
         if dry is None and check:
             component.check_ready()
     ident = identity(cfg)

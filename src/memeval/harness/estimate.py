@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from hydra.utils import get_class, instantiate
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from memeval.evaluation.protocol import questions_text
 from memeval.evaluation.runs.folder import RunFolder
@@ -37,6 +37,7 @@ from memeval.model_access.usage import Price
 from memeval.paths import CONF
 
 from .build import Components, build
+from .config_data import as_dict
 
 # Rough GPT-4o priors (completion tokens / max_tokens), replaced by measured values when the cache
 # holds enough calls of the stage: short answers; judge JSON of a few items; GSW's JSON maps.
@@ -45,8 +46,8 @@ MIN_MEASURED = 5
 
 
 def _price_table(cfg: DictConfig) -> tuple[dict[str, Price], dict[str, float]]:
-    table = OmegaConf.to_container(cfg.prices.models, resolve=True) or {}
-    batch = OmegaConf.to_container(cfg.prices.get("batch_discount") or {}, resolve=True) or {}
+    table = as_dict(cfg.prices.models, resolve=True, what="prices.models")
+    batch = as_dict(cfg.prices.get("batch_discount") or {}, resolve=True, what="prices.batch_discount")
     return {k: Price(**v) for k, v in table.items()}, {k: float(v) for k, v in batch.items()}
 
 
@@ -84,7 +85,7 @@ class LocalRate:
 
 def _throughput_table(cfg: DictConfig) -> tuple[str, dict[str, LocalRate]]:
     """(when it was measured, model -> its rate) of the local models (prices.local_throughput)."""
-    table = OmegaConf.to_container(cfg.prices.get("local_throughput") or {}, resolve=True) or {}
+    table = as_dict(cfg.prices.get("local_throughput") or {}, resolve=True, what="prices.local_throughput")
     rates = {m: LocalRate(**{k: float(x) for k, x in v.items()}) for m, v in (table.get("models") or {}).items()}
     return str(table.get("measured", "")), rates
 

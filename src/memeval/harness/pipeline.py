@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from hydra.utils import instantiate
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from memeval.datasets.facts import cap_holds_corpus, dataset_facts
 from memeval.evaluation.runs.folder import RunFolder
@@ -24,6 +24,7 @@ from memeval.model_access.preflight import EndpointError, endpoint_of, preflight
 from memeval.model_access.usage import usage_from_journal
 
 from .build import Components, build
+from .config_data import as_dict
 from .experiment import experiment_meta
 from .health import write_health
 from .replay import active_replay
@@ -196,7 +197,7 @@ def _run(cfg: DictConfig, c: Components, run_dir: RunFolder, stages: list[str]) 
         print((run_dir / "results.md").read_text())
         _health(cfg, run_dir.root, c.dataset)
         log_to_wandb(run_dir, cfg.tracking.mode, cfg.tracking.project,
-                     OmegaConf.to_container(cfg, resolve=True), metrics, c.ledger.summary(),
+                     as_dict(cfg, resolve=True, what="the run's config"), metrics, c.ledger.summary(),
                      name=run_dir.root.name, entity=cfg.tracking.entity, tags=list(cfg.tracking.tags),
                      group=cfg.tracking.get("group") or sweep_name(), job_type=c.method_cfg.name)
     fresh = c.ledger.fresh_calls()
@@ -212,7 +213,7 @@ def _health(cfg: DictConfig, run: Path, dataset: Any) -> None:
     if thresholds is None:
         print("health: no thresholds in this config; check the run with `memeval health RUN_DIR`")
         return
-    health = write_health(run, OmegaConf.to_container(thresholds, resolve=True), dataset)  # not read again
+    health = write_health(run, as_dict(thresholds, resolve=True, what="health"), dataset)  # not read again
     print(f"health: {health.mark()} (health.json; `memeval health {run}` prints every check)")
 
 

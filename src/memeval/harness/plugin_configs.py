@@ -98,6 +98,8 @@ def plugin_node(p: plugins.Plugin) -> dict[str, Any]:
     """The config a plugin without a conf/ file runs under (see the module docstring)."""
     from omegaconf import OmegaConf
 
+    from .config_data import as_dict
+
     cls = p.load()
     if p.kind == "method":
         node: dict[str, Any] = {"_target_": p.class_path, "name": p.name}
@@ -108,7 +110,7 @@ def plugin_node(p: plugins.Plugin) -> dict[str, Any]:
         if protocol:
             node["protocol"] = _class_node(protocol)
     merged = OmegaConf.merge(OmegaConf.create(node), OmegaConf.create(declared_yaml(cls)))
-    return dict(OmegaConf.to_container(merged, resolve=False))  # type: ignore[arg-type]
+    return as_dict(merged, resolve=False, what=f"{p.name}'s config")
 
 
 def plugin_options(config_dir: Path, group: str) -> dict[str, plugins.Plugin]:

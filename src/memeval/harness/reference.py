@@ -19,6 +19,8 @@ from omegaconf import DictConfig, OmegaConf
 from memeval.model_access.errors import ConfigError
 from memeval.paths import CONF
 
+from .config_data import dict_or_none
+
 EXPERIMENTS = CONF / "experiment"
 
 _MODELS = {"answer_model": "answering model", "judge_model": "judge", "embedder": "embedder",
@@ -33,8 +35,7 @@ def reference_of(cfg: DictConfig) -> dict[str, Any]:
     node = OmegaConf.select(cfg, "experiment.reference")
     if node is None:
         return {}
-    ref = OmegaConf.to_container(node, resolve=True)
-    return ref if isinstance(ref, dict) else {}
+    return dict_or_none(node, resolve=True) or {}
 
 
 def method_entry(reference: dict[str, Any], method: str) -> dict[str, Any] | None:
@@ -63,8 +64,8 @@ def experiments_covering(method: str | None, dataset: str | None,
     out = {}
     for path in sorted(folder.glob("*.yaml")):
         ref = OmegaConf.select(OmegaConf.load(path), "experiment.reference")
-        data = OmegaConf.to_container(ref) if ref is not None else None
-        if isinstance(data, dict) and covers(data, method, dataset):
+        data = dict_or_none(ref, resolve=False)
+        if data is not None and covers(data, method, dataset):
             out[path.stem] = data
     return out
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any
+from typing import Any, Literal
 
 from memeval.evaluation.presentation import Presentation
 from memeval.evaluation.runs.folder import RunFolder, redact
@@ -70,7 +70,10 @@ def health_summary(run: RunFolder) -> dict[str, str]:
     return {"health": health.mark(), "health_status": health.status}
 
 
-def log_to_wandb(run: RunFolder, mode: str, project: str, config: dict[str, Any],
+WandbMode = Literal["online", "offline", "disabled", "shared"]  # what wandb.init takes (conf tracking.mode)
+
+
+def log_to_wandb(run: RunFolder, mode: WandbMode, project: str, config: dict[str, Any],
                  metrics: dict[str, Any], usage: dict[str, Any], name: str,
                  entity: str | None = None, tags: list[str] | None = None,
                  group: str | None = None, job_type: str | None = None) -> str | None:

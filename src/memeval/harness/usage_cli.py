@@ -16,6 +16,8 @@ from omegaconf import OmegaConf
 from memeval.evaluation.runs.folder import RunFolder
 from memeval.model_access.usage import Price, usage_from_journal
 
+from .config_data import as_dict
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
@@ -28,8 +30,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     cfg = OmegaConf.load(run / "config.yaml") if (run / "config.yaml").exists() else None
     version = str(cfg.prices.version) if cfg is not None else "unversioned"
-    table = OmegaConf.to_container(cfg.prices.models, resolve=True) if cfg is not None else None
-    prices = {name: Price(**spec) for name, spec in (table or {}).items()} if table is not None else None
+    table = as_dict(cfg.prices.models, resolve=True, what="prices.models") if cfg is not None else None
+    prices = {name: Price(**spec) for name, spec in table.items()} if table is not None else None
     usage = usage_from_journal(run / "usage.jsonl", price_table_version=version, prices=prices)
     run.write_json("usage.json", usage)
     everything = usage["all_invocations"]

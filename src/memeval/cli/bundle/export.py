@@ -117,8 +117,9 @@ def export_bundle(runs: list[Path], name: str, out_root: Path = Path("results"),
         leaks = secret_leaks(stage)
         if leaks:
             raise BundleError(f"not exported: a secret from the environment appears in {', '.join(leaks)}")
-        manifest["files"] = file_hashes(stage)
-        ignored = ignored_by_git(dest, [*manifest["files"], MANIFEST])
+        files = file_hashes(stage)
+        manifest["files"] = files
+        ignored = ignored_by_git(dest, [*files, MANIFEST])
         if ignored:
             raise BundleError(
                 f"not exported: the git repository around {dest} ignores {len(ignored)} of its files, so a "

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from memeval.evaluation.runs.upgrade import current_target
 from memeval.harness.replay import Replay
@@ -73,7 +73,8 @@ def watching(label: str, status: Callable[[], str], every: float, out: Callable[
 def package_env(run: Path) -> envs.EnvSpec | None:
     """The baseline package environment a run's method needs (its class's `env_spec`), else None."""
     try:
-        method = OmegaConf.load(run / "config.yaml").get("method") or {}
+        saved = OmegaConf.load(run / "config.yaml")  # a run's config is a mapping; a list holds no method
+        method = (saved.get("method") if isinstance(saved, DictConfig) else None) or {}
         target = str(current_target(method.get("_target_") or ""))  # a saved config's older class path: today's
         module, _, name = target.rpartition(".")
         cls = getattr(importlib.import_module(module), name) if module else None
