@@ -89,6 +89,28 @@ def plugin_of_class(kind: str, class_path: str) -> Plugin | None:
     return next((p for p in registered(kind).values() if p.class_path == class_path), None)
 
 
+def loadable(kind: str) -> dict[str, type]:
+    """name -> class for every plugin of this kind whose module imports here (one that does not
+    is left out: readers of optional metadata never fail on another package's broken install)."""
+    found: dict[str, type] = {}
+    for name, p in registered(kind).items():
+        try:
+            found[name] = p.load()
+        except (ImportError, AttributeError, PluginError):
+            continue
+    return found
+
+
+def class_named(kind: str, name: object) -> type | None:
+    """The class a saved artifact names by its `name` attribute (meta.json's protocol name): the
+    plugin registered under that name first, else any loadable one whose class has that name."""
+    if not isinstance(name, str):
+        return None
+    classes = loadable(kind)
+    return next((classes[k] for k in sorted(classes, key=lambda k: k != name)
+                 if getattr(classes[k], "name", None) == name), None)
+
+
 def load_all(kind: str) -> dict[str, type]:
     """name -> class for every plugin of this kind (imports each plugin's module)."""
     return {name: p.load() for name, p in registered(kind).items()}

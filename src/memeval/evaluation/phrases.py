@@ -18,27 +18,13 @@ from .protocol import Protocol
 def protocol_classes() -> dict[str, type[Protocol]]:
     """Registered name -> class of every installed protocol that imports here (one that does
     not is left out: a phrase is not worth failing a report over)."""
-    found: dict[str, type[Protocol]] = {}
-    for name, plugin in plugins.registered("protocol").items():
-        try:
-            cls = plugin.load()
-        except (ImportError, AttributeError, plugins.PluginError):
-            continue
-        if isinstance(cls, type) and issubclass(cls, Protocol):
-            found[name] = cls
-    return found
+    return {name: cls for name, cls in plugins.loadable("protocol").items() if issubclass(cls, Protocol)}
 
 
 def protocol_named(name: Any) -> type[Protocol] | None:
-    """The protocol class whose `name` a run's meta.json records (`protocol.protocol`): the one
-    registered under that name first, else any registered one of that `name`."""
-    if not isinstance(name, str):
-        return None
-    known = protocol_classes()
-    for key in sorted(known, key=lambda k: k != name):
-        if known[key].name == name:
-            return known[key]
-    return None
+    """The protocol class whose `name` a run's meta.json records (`protocol.protocol`)."""
+    cls = plugins.class_named("protocol", name)
+    return cls if cls is not None and issubclass(cls, Protocol) else None
 
 
 def protocol_of(meta: dict[str, Any]) -> type[Protocol] | None:

@@ -122,12 +122,9 @@ def _former_paths() -> dict[str, str]:
     """former path -> today's, from every registered plugin class that declares former paths."""
     out: dict[str, str] = {}
     for kind in plugins.GROUPS:
-        for p in plugins.registered(kind).values():
-            try:
-                cls = p.load()
-            except (ImportError, AttributeError, plugins.PluginError):
-                continue
-            out |= {old: p.class_path for old in cls.__dict__.get("former_paths", ())}
+        paths = plugins.registered(kind)
+        for name, cls in plugins.loadable(kind).items():
+            out |= {old: paths[name].class_path for old in cls.__dict__.get("former_paths", ())}
     return out
 
 
@@ -252,20 +249,9 @@ DescriptionHook = Callable[[dict[str, Any], int], dict[str, Any]]
 
 def _description_hook(name: Any) -> DescriptionHook | None:
     """`upgrade_description` of the protocol class a saved description names (its `protocol`
-    key, the class's `name`): the registered protocol of that entry-point name, else any
-    registered one of that name."""
-    if not isinstance(name, str):
-        return None
-    known = plugins.registered("protocol")
-    for plugin in sorted(known.values(), key=lambda p: p.name != name):
-        try:
-            cls = plugin.load()
-        except (ImportError, AttributeError, plugins.PluginError):
-            continue
-        hook = getattr(cls, "upgrade_description", None)
-        if getattr(cls, "name", None) == name and callable(hook):
-            return hook
-    return None
+    key, the class's `name`; plugins.class_named)."""
+    hook = getattr(plugins.class_named("protocol", name), "upgrade_description", None)
+    return hook if callable(hook) else None
 
 
 def upgrade_protocol_description(proto: Any, fmt: int = 0) -> Any:
