@@ -31,22 +31,30 @@ def method_class(target: str) -> type:
     return get_class(target)
 
 
-def accepted_params(cls: type) -> list[str] | None:
-    """The keyword parameters the class's constructor takes, following `**kwargs` up its bases
-    (the baselines hand theirs to ExternalMethod); None when the chain ends open (any name goes)."""
-    names: list[str] = []
+def constructor_params(cls: type) -> tuple[list[inspect.Parameter], bool]:
+    """(parameters, open): the keyword parameters the class's constructor takes, following
+    `**kwargs` up its bases (the baselines hand theirs to ExternalMethod), first declaration of a
+    name wins; `open` when the chain ends in `object` with `**kwargs` still open (any name goes)."""
+    found: list[inspect.Parameter] = []
     for klass in cls.__mro__:
         init = klass.__dict__.get("__init__")
         if init is None:
             continue
         if klass is object:
-            return None
+            return found, True
         params = list(inspect.signature(init).parameters.values())[1:]
-        names += [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-                  and p.name not in names and p.name not in NOT_PARAMETERS]
+        seen = {f.name for f in found}
+        found += [p for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+                  and p.name not in seen and p.name not in NOT_PARAMETERS]
         if not any(p.kind is p.VAR_KEYWORD for p in params):
-            return names
-    return None
+            return found, False
+    return found, True
+
+
+def accepted_params(cls: type) -> list[str] | None:
+    """The keyword parameters the class's constructor takes; None when the chain ends open."""
+    params, is_open = constructor_params(cls)
+    return None if is_open else [p.name for p in params]
 
 
 def unknown_param_message(method: str, cls: type, keys: list[str]) -> str | None:

@@ -15,14 +15,13 @@ A file in conf/ always wins; memeval's own plugins (conf/ has theirs) are never 
 
 from __future__ import annotations
 
-import inspect
 import sys
 from pathlib import Path
 from typing import Any
 
 from memeval import plugins
 
-from .plugin import NOT_PARAMETERS
+from .plugin import constructor_params
 
 GROUPS = ("method", "dataset")  # the Hydra groups a plugin kind of the same name fills
 SCALARS = (str, int, float, bool, type(None))
@@ -42,24 +41,13 @@ def _config_value(value: Any) -> tuple[bool, Any]:
 
 
 def param_defaults(cls: type) -> dict[str, Any]:
-    """Constructor parameter -> default (`???`: required), following `**kwargs` up the bases as
-    accepted_params does; a default no config can hold (an object) is left to the class."""
+    """Constructor parameter -> default (`???`: required), as `constructor_params` finds them; a
+    default no config can hold (an object) is left to the class."""
     found: dict[str, Any] = {}
-    for klass in cls.__mro__:
-        init = klass.__dict__.get("__init__")
-        if init is None:
-            continue
-        if klass is object:
-            break
-        params = list(inspect.signature(init).parameters.values())[1:]
-        for p in params:
-            if p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) or p.name in found or p.name in NOT_PARAMETERS:
-                continue
-            ok, value = (True, "???") if p.default is p.empty else _config_value(p.default)
-            if ok:
-                found[p.name] = value
-        if not any(p.kind is p.VAR_KEYWORD for p in params):
-            break
+    for p in constructor_params(cls)[0]:
+        ok, value = (True, "???") if p.default is p.empty else _config_value(p.default)
+        if ok:
+            found[p.name] = value
     return found
 
 
